@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# dop setup: installs the Debian packages dop needs (only those missing), configures and builds.
+#
+#   ./setup.sh            install + build (build/, Release, analysis tier on)
+#   ./setup.sh test       install + build + run every test (ctest)
+#   ./setup.sh sanitize   install + build with ASan+UBSan (build-asan/) + run every test
+#   ./setup.sh runtime    build the runtime tier only (build-runtime/, no Clang/XGBoost), no install
+#
+# Environment: DOP_JOBS (parallel build jobs, default nproc), DOP_CMAKE_ARGS (extra cmake arguments).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+mode=${1:-build}
+jobs=${DOP_JOBS:-$(nproc)}
+
+# What each package is for is documented in README.md ("Dependencies").
+packages=(
+  build-essential cmake git
+  opencl-headers ocl-icd-opencl-dev clinfo pocl-opencl-icd
+  nlohmann-json3-dev libcli11-dev
+  libclang-15-dev llvm-15-dev clang-15
+  libxgboost-dev libeigen3-dev
+  catch2 libbenchmark-dev
+)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {  # dir, cmake args...
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" ${DOP_CMAKE_ARGS:-}
+  cmake --build "$dir" -j "$jobs"
+}
+
+run_tests() {  # dir
+  ctest --test-dir "$1" --output-on-failure -j "$jobs"
+}
+
+case "$mode" in
+  build)
+    install_packages
+    configure_and_build build -DCMAKE_BUILD_TYPE=Release
+    ;;
+  test)
+    install_packages
+    configure_and_build build -DCMAKE_BUILD_TYPE=Release -DDOP_WERROR=ON
+    run_tests build
+    ;;
+  sanitize)
+    install_packages
+    configure_and_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_SANITIZE=ON -DDOP_WERROR=ON \
+      -DDOP_BUILD_BENCHMARKS=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 run_tests build-asan
+    ;;
+  runtime)
+    configure_and_build build-runtime -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF -DDOP_BUILD_TESTS=OFF \
+      -DDOP_BUILD_BENCHMARKS=OFF
+    ;;
+  *)
+    echo "usage: $0 [build|test|sanitize|runtime]" >&2
+    exit 2
+    ;;
+esac

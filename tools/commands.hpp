@@ -1,0 +1,20 @@
+// Subcommands of the dop CLI. Each add_* registers one subcommand (with its --help) on the dispatcher.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace dop::cli {
+
+/// --cpu / --gpu device selection flags shared by the subcommands that touch devices.
+struct DeviceFlags {
+  std::string cpu;
+  std::string gpu;
+};
+void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
+
+void add_devices(CLI::App& app);
+void add_demo(CLI::App& app);
+
+}  // namespace dop::cli

@@ -1,0 +1,35 @@
+// dop: degree-of-parallelism toolkit, command-line entry point.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+#include "dop_version.hpp"
+
+namespace dop::cli {
+void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
+  cmd->add_option("--cpu", flags.cpu,
+                  "CPU device: an id from `dop devices` (pocl:0), a platform key (pocl), or none [env DOP_CPU]");
+  cmd->add_option("--gpu", flags.gpu,
+                  "GPU device: an id from `dop devices` (nvidia:0), a platform key (nvidia), or none [env DOP_GPU]");
+}
+}  // namespace dop::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"dop: picks how many CPU cores and how much of the GPU an OpenCL kernel should use, and runs it so"};
+  app.set_version_flag("--version", std::string("dop ") + DOP_VERSION_STRING +
+                                        (DOP_ANALYSIS ? " (analysis tier on)" : " (analysis tier off)"));
+  app.require_subcommand(1);
+  dop::cli::add_devices(app);
+  dop::cli::add_demo(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "dop: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
