@@ -1,0 +1,143 @@
+// Workload specs (docs/spec.md): a kernel, its arguments with deterministic initialisation, the launch shape, which
+// buffers are outputs, and an optional CPU reference. Runtime tier.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dop/cl.hpp"
+
+namespace dop {
+
+/// A spec (or its data) is malformed. what() names the file and the field ("spec.json: args[2].count: ...").
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ElemType { i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 };
+/// OpenCL C spelling: char uchar short ushort int uint long ulong float double.
+const char* type_name(ElemType t);
+/// Parses an OpenCL C type name; throws SpecError for anything else.
+ElemType parse_type(const std::string& name);
+size_t type_size(ElemType t);
+bool is_float(ElemType t);
+
+enum class ArgKind { buffer, scalar, local };
+enum class Access { read, write, read_write };
+
+/// Deterministic initialisation of a buffer (docs/spec.md gives the exact generator so that other tools can
+/// reproduce the data bit for bit).
+struct Init {
+  enum class Fill { zero, constant, random, index, permutation, random_index } fill = Fill::zero;
+  uint64_t seed = 0;
+  double value = 0;           ///< constant
+  double min = 0, max = 1;    ///< random: uniform in [min, max) for floats, [min, max] for integers
+  double start = 0, step = 1; ///< index: start + i*step
+  uint64_t bound = 0;         ///< random_index: uniform integers in [0, bound)
+};
+
+struct ArgSpec {
+  std::string name;
+  ArgKind kind = ArgKind::buffer;
+  ElemType type = ElemType::f32;
+  size_t count = 0;      ///< elements (buffer, local)
+  double value = 0;      ///< scalar value (integers are exact up to 2^53)
+  Access access = Access::read_write;
+  bool output = false;   ///< compared by --validate and against the reference
+  Init init;
+  size_t bytes() const { return kind == ArgKind::scalar ? type_size(type) : count * type_size(type); }
+};
+
+struct Tolerance {
+  double rel = 1e-5;  ///< float outputs: |got - want| <= abs + rel * |want|
+  double abs = 1e-6;
+};
+
+struct Spec {
+  std::string path;        ///< where it was loaded from ("" if built in memory)
+  std::string name;        ///< workload name (unique within a set)
+  std::string kernel_file; ///< resolved path of the .cl file (relative paths are relative to the spec's folder)
+  std::string kernel_name;
+  std::string build_options;
+  std::vector<size_t> global;  ///< 1-3 dims
+  std::vector<size_t> local;   ///< empty: the implementation chooses
+  std::vector<ArgSpec> args;
+  std::string reference;       ///< name of a registered CPU reference, "" for none
+  Tolerance tolerance;
+  /// Free-form key/values carried into datasets (e.g. synthetic parameters); strings only.
+  std::map<std::string, std::string> meta;
+
+  size_t work_dim() const { return global.size(); }
+  size_t global_items() const;
+  size_t work_groups() const;  ///< 0 if local is empty
+};
+
+/// Parses a spec from JSON text. `path` is used in messages and to resolve the kernel file. Checks everything that
+/// can be checked without the kernel source: types, sizes, 1-3 dims, local divides global, outputs are buffers.
+Spec parse_spec(const std::string& json_text, const std::string& path = "<spec>");
+Spec load_spec(const std::string& path);
+/// Serialises a spec (kernel_file relative to `relative_to` when given).
+std::string spec_to_json(const Spec& s, const std::string& relative_to = {});
+
+/// Host data of one argument. Buffers keep their bytes 8-byte aligned; as<T>() gives typed access.
+struct ArgData {
+  const ArgSpec* spec = nullptr;
+  std::vector<uint64_t> storage;  ///< raw bytes, 8-aligned (size rounded up)
+  size_t bytes = 0;
+  void* data() { return storage.data(); }
+  const void* data() const { return storage.data(); }
+  template <typename T>
+  T* as() {
+    return reinterpret_cast<T*>(storage.data());
+  }
+  template <typename T>
+  const T* as() const {
+    return reinterpret_cast<const T*>(storage.data());
+  }
+};
+
+/// Allocates and initialises every argument (buffers per their Init, scalars to their value, locals empty).
+std::vector<ArgData> make_args(const Spec& spec);
+/// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves).
+void fill_buffer(ArgData& a, const Init& init);
+
+/// A CPU reference: given the initialised arguments, overwrite the output buffers with the expected results.
+using ReferenceFn = std::function<void(const Spec& spec, std::vector<ArgData>& args)>;
+/// Registers a reference under a name (a spec's "reference" field). Thread-safe; re-registering replaces.
+void register_reference(const std::string& name, ReferenceFn fn);
+/// The reference for a name, or nullptr. Names "<prefix>:*" match any name that starts with "<prefix>:", so that a
+/// family (e.g. "synthetic:") can register one function for all its workloads.
+const ReferenceFn* find_reference(const std::string& name);
+
+/// Result of comparing the output buffers of two argument sets.
+struct Comparison {
+  bool ok = true;
+  size_t mismatches = 0;    ///< over all outputs
+  double max_abs_err = 0;   ///< floats
+  std::string first;        ///< first mismatch: "C[17]: got 1.5, want 2"
+};
+Comparison compare_outputs(const Spec& spec, const std::vector<ArgData>& got, const std::vector<ArgData>& want);
+
+/// Reads the kernel source named by the spec; throws SpecError naming the spec and the file.
+std::string read_kernel_source(const Spec& spec);
+
+/// Runs a spec once on one device (plain launch, no co-execution), returning the arguments after the run (outputs
+/// read back) and the kernel time. Throws cl::Error / cl::BuildError / SpecError with names.
+struct SingleRun {
+  std::vector<ArgData> args;
+  double kernel_ms = 0;
+};
+SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id device);
+
+/// Runs the registered reference of a spec on freshly initialised args; throws SpecError if it has none.
+std::vector<ArgData> run_reference(const Spec& spec);
+
+}  // namespace dop
