@@ -187,8 +187,9 @@ TEST_CASE("the references reject arguments that do not fit") {
   kernels::register_references();
   Spec atax = load_spec(kernels_dir() + "/atax/atax1_small_n500_wg64.json");
   atax.args[3].value = 501;  // n larger than the buffers
-  CHECK_THROWS_WITH(run_reference(atax), Catch::Contains("atax1_small_n500_wg64.json: reference kernels:atax1: argument '") &&
-                                             Catch::Contains("elements, needs 5"));
+  CHECK_THROWS_WITH(run_reference(atax),
+                    Catch::Contains("atax1_small_n500_wg64.json: reference kernels:atax1: argument '") &&
+                        Catch::Contains("elements, needs 5"));
 
   Spec spmv = load_spec(kernels_dir() + "/spmv/spmv_small_n1000_k32_wg64.json");
   spmv.args[1].init.bound = 1001;  // column indices beyond x

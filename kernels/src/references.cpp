@@ -48,9 +48,9 @@ class Args {
   size_t count(const char* name) const { return spec_.args[find(name, ArgKind::buffer)].count; }
 
   [[noreturn]] void fail(const std::string& arg, const std::string& what) const {
-    std::string where = spec_.path.empty() ? spec_.name : spec_.path;
-    throw SpecError(where + ": reference kernels:" + kernel_ + (arg.empty() ? "" : ": argument '" + arg + "'") + ": " +
-                    what);
+    const std::string where = spec_.path.empty() ? spec_.name : spec_.path;
+    const std::string argument = arg.empty() ? "" : ": argument '" + arg + "'";
+    throw SpecError(where + ": reference kernels:" + kernel_ + argument + ": " + what);
   }
 
  private:
