@@ -87,3 +87,17 @@ TEST_CASE("dop run names what is wrong with a spec") {
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("memory mode 'shared'"));
 }
+
+TEST_CASE("dop bench split prints dynamic against 19 static splits") {
+  const std::string out = std::string(DOP_BINARY_DIR) + "/split_test.json";
+  const auto r = run_command(dop_binary() + " bench split " + data("saxpy.json") + " --repeat 1 --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("median dynamic / best static over 1 workloads"));
+  const auto j = nlohmann::json::parse(dop::test::read_file(out));
+  REQUIRE(j["workloads"].size() == 1);
+  CHECK(j["workloads"][0]["static"].size() == 21);  // 19 splits + CPU only + GPU only
+  const double best = j["workloads"][0]["best_static_cpu_share"].get<double>();
+  CHECK(best >= 0.05);
+  CHECK(best <= 0.95);
+}

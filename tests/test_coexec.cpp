@@ -239,3 +239,22 @@ TEST_CASE("bad launches are refused with names") {
   auto a2 = make_args(bad);
   CHECK_THROWS_WITH(ex2.launch(a2, Config{1, 0}), Catch::Contains("has 4 arguments, the spec gives 3"));
 }
+
+TEST_CASE("static splits run exactly the asked share on each device") {
+  const Spec s = saxpy_spec(64 * 100, 64);  // 100 work-groups
+  auto want = make_args(s);
+  saxpy_reference(s, want);
+  Executor ex(s, kSaxpy, two_devices());
+  for (double share : {0.0, 0.05, 0.3, 0.95, 1.0}) {
+    auto args = make_args(s);
+    const auto r = ex.launch_static(args, Config{1, 1}, share);
+    INFO("share " << share);
+    CHECK(compare_outputs(s, args, want).ok);
+    CHECK(r.cpu.work_groups == size_t(std::lround(share * 100)));
+    CHECK(r.gpu.work_groups == 100 - r.cpu.work_groups);
+    CHECK(r.cpu.chunks <= 1);
+    CHECK(r.gpu.chunks <= 1);
+  }
+  auto args = make_args(s);
+  CHECK_THROWS_WITH(ex.launch_static(args, Config{1, 1}, 1.5), Catch::Contains("not in [0,1]"));
+}

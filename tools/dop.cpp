@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   dop::cli::add_devices(app);
   dop::cli::add_demo(app);
   dop::cli::add_run(app);
+  dop::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -269,7 +269,7 @@ struct Executor::Impl {
 
   // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats.
   void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, Clock::time_point t0,
-             DeviceStats& st) {
+             DeviceStats& st, bool static_chunks) {
     struct InFlight {
       cl::Event ev;
       size_t n;
@@ -277,7 +277,9 @@ struct Executor::Impl {
     std::deque<InFlight> inflight;
     double rate = 0;  // units per ms of kernel time
     std::vector<size_t> offset, global;
+    const bool fixed = static_chunks;
     auto next_size = [&]() -> size_t {
+      if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
       if (rate <= 0) return first_chunk;
       double n = rate * opt.target_chunk_ms;
       std::lock_guard<std::mutex> l(rates.m);
@@ -320,7 +322,7 @@ struct Executor::Impl {
     (is_cpu ? rates.cpu_active : rates.gpu_active) = false;
   }
 
-  LaunchResult launch(std::vector<ArgData>& args, const Config& cfg) {
+  LaunchResult launch(std::vector<ArgData>& args, const Config& cfg, double static_share = -1) {
     if (args.size() != spec.args.size())
       throw std::invalid_argument("launch of '" + spec.name + "': " + std::to_string(args.size()) +
                                   " arguments given, the spec has " + std::to_string(spec.args.size()));
@@ -400,9 +402,14 @@ struct Executor::Impl {
     rates.gpu_active = gpu != nullptr;
     // First chunks: a device alone takes everything in one chunk; together, each starts with a small probe chunk
     // (the GPU's large enough to fill it) and adapts from its measured rate.
-    const size_t cpu_first = gpu ? std::max<size_t>(1, units / 64) : units;
+    size_t cpu_first = gpu ? std::max<size_t>(1, units / 64) : units;
     size_t gpu_first = units;
-    if (cpu) {
+    if (static_share >= 0) {  // static split: one chunk each, nothing left to adapt
+      cpu_first = static_cast<size_t>(std::lround(static_share * double(units)));
+      gpu_first = units - cpu_first;
+      if (!cpu && cpu_first > 0) throw std::invalid_argument("a static split with a CPU share needs a CPU device");
+      if (!gpu && gpu_first > 0) throw std::invalid_argument("a static split with a GPU share needs a GPU device");
+    } else if (cpu) {
       const size_t fill_groups = size_t(sel.gpu->compute_units) * 4;
       gpu_first = std::clamp<size_t>((fill_groups + groups_per_unit - 1) / groups_per_unit, units / 64, units / 4);
       gpu_first = std::max<size_t>(gpu_first, 1);
@@ -413,7 +420,7 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          drive(*gpu, false, wl, rates, gpu_first, t0, res.gpu);
+          drive(*gpu, false, wl, rates, gpu_first, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
           std::lock_guard<std::mutex> l(rates.m);
@@ -422,7 +429,7 @@ struct Executor::Impl {
       });
     if (cpu) {
       try {
-        drive(*cpu, true, wl, rates, cpu_first, t0, res.cpu);
+        drive(*cpu, true, wl, rates, cpu_first, t0, res.cpu, static_share >= 0);
       } catch (...) {
         cpu_err = std::current_exception();
       }
@@ -506,6 +513,13 @@ Executor::~Executor() = default;
 LaunchResult Executor::launch(std::vector<ArgData>& args, const Config& config) {
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);
   return impl_->launch(args, config);
+}
+
+LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share) {
+  if (!(cpu_share >= 0 && cpu_share <= 1))
+    throw std::invalid_argument("static CPU share " + std::to_string(cpu_share) + " is not in [0,1]");
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->launch(args, config, cpu_share);
 }
 
 const Spec& Executor::spec() const { return impl_->spec; }

@@ -78,6 +78,9 @@ class Executor {
 
   /// Runs the kernel over `args` (as made by make_args; outputs are updated in place) at `config`.
   LaunchResult launch(std::vector<ArgData>& args, const Config& config);
+  /// A static split instead of dynamic distribution: the CPU runs the first `cpu_share` of the work (rounded to
+  /// work-group slabs) in one chunk, the GPU the rest in one chunk (SKMD-style; used to compare with dynamic).
+  LaunchResult launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share);
 
   const Spec& spec() const;
   int cpu_cores_total() const;  ///< 0 without a CPU device
