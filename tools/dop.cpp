@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dop::cli::add_devices(app);
   dop::cli::add_demo(app);
+  dop::cli::add_run(app);
+  dop::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
