@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   dop::cli::add_demo(app);
   dop::cli::add_run(app);
   dop::cli::add_bench(app);
+  dop::cli::add_characterize(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
