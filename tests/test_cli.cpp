@@ -101,3 +101,21 @@ TEST_CASE("dop bench split prints dynamic against 19 static splits") {
   CHECK(best >= 0.05);
   CHECK(best <= 0.95);
 }
+
+TEST_CASE("dop characterize writes a platform record with positive measurements") {
+  const std::string out = std::string(DOP_BINARY_DIR) + "/platform_test.json";
+  const auto r = run_command(dop_binary() + " characterize --mib 4 --repeat 1 --name test-platform --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(dop::test::read_file(out));
+  CHECK(j["format"] == "dop-platform/1");
+  CHECK(j["platform_id"] == "test-platform");
+  CHECK(j["grid"]["cpu_levels"].size() == 5);
+  CHECK(j["grid"]["gpu_levels"].size() == 9);
+  REQUIRE_FALSE(j["cpu"]["triad_gbs_by_cores"].empty());
+  for (const auto& b : j["cpu"]["triad_gbs_by_cores"]) CHECK(b["triad_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["triad_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["copy_pinned"]["h2d_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["copy_pageable"]["d2h_latency_us"].get<double>() > 0);
+  CHECK(j["cpu"]["launch_latency_us"].get<double>() > 0);
+}

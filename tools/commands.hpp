@@ -18,5 +18,7 @@ void add_devices(CLI::App& app);
 void add_demo(CLI::App& app);
 void add_run(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_characterize(CLI::App& app);
+void add_sweep(CLI::App& app);
 
 }  // namespace dop::cli

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   dop::cli::add_demo(app);
   dop::cli::add_run(app);
   dop::cli::add_bench(app);
+  dop::cli::add_characterize(app);
+  dop::cli::add_sweep(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
