@@ -148,3 +148,18 @@ TEST_CASE("shards merge to the whole and a torn or foreign file is handled") {
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("shard 3/3"));
 }
+
+TEST_CASE("dop sweep --set real validates every real-world kernel at every configuration") {
+  const std::string out = tmp("real.csv");
+  std::remove(out.c_str());
+  const auto r = run_command(dop_binary() + " sweep --set real --size small --repeat 1 --warmup 0 --platform-id test --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("1320 rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  CHECK(rows.keys.size() == 1320);
+  CHECK(rows.invalid == 0);
+  const auto bad = run_command(dop_binary() + " sweep --set real --size huge --out " + tmp("none.csv"));
+  CHECK(bad.rc == 1);
+  CHECK_THAT(bad.out, Catch::Contains("no real-world kernel specs of size 'huge'"));
+}
