@@ -49,9 +49,10 @@ void run(const RunFlags& f) {
   Executor ex(spec, source, sel, opt);
 
   std::vector<LaunchResult> results;
-  std::vector<ArgData> args;
+  const std::vector<ArgData> initial = make_args(spec);
+  std::vector<ArgData> args = initial;
   for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
-    args = make_args(spec);
+    reset_writable(args, initial);
     auto r = ex.launch(args, cfg);
     if (f.repeat == 1 || i > 0) results.push_back(r);
   }

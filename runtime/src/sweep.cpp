@@ -250,10 +250,17 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     // One executor per workload (programs and sub-devices built once); the reference computed once.
     std::unique_ptr<Executor> exec;
     std::string setup_error;
-    std::vector<ArgData> want;
+    std::vector<ArgData> want, initial, args;
     try {
       exec = std::make_unique<Executor>(s, w.source, devices, o.executor);
-      if (o.validate) want = s.reference.empty() ? std::vector<ArgData>{} : run_reference(s);
+      initial = make_args(s);  // generated once per workload; writable buffers are restored before every run
+      args = initial;
+      if (o.validate && !s.reference.empty()) {
+        const ReferenceFn* ref = find_reference(s.reference);
+        if (!ref) throw SpecError(s.path + ": reference '" + s.reference + "' is not registered in this build");
+        want = initial;
+        (*ref)(s, want);
+      }
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
@@ -266,7 +273,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       if (valid) {
         try {
           for (int r = 0; r < o.warmup + o.repeat; ++r) {
-            auto args = make_args(s);
+            reset_writable(args, initial);
             last = exec->launch(args, c);
             if (r < o.warmup) continue;
             times.push_back(last.total_ms);
