@@ -71,7 +71,7 @@ TEST_CASE("default selection: a second CPU device takes the gpu role") {
   CHECK(sel.gpu->id == "pocl:1");
 }
 
-TEST_CASE("selection by flag, platform key, none and environment") {
+TEST_CASE("selection by flag or platform key or none or environment") {
   ::unsetenv("DOP_CPU");
   ::unsetenv("DOP_GPU");
   const auto devs = cl::discover();
