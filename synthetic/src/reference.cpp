@@ -129,6 +129,6 @@ void reference(const Spec& spec, std::vector<ArgData>& args) {
   }
 }
 
-void register_references() { register_reference("synthetic:*", reference); }
+void register_references() { register_reference("synthetic:", reference); }
 
 }  // namespace dop::synthetic

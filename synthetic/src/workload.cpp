@@ -22,6 +22,9 @@ uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// Seeds are kept below 2^53 so that every JSON reader (doubles included) reproduces them exactly.
+uint64_t seed(const std::string& s) { return fnv1a(s) >> 11; }
+
 ElemType elem_type(DType t) {
   switch (t) {
     case DType::f32: return ElemType::f32;
@@ -73,7 +76,7 @@ Workload generate(const Params& p, double scale) {
     a.count = count;
     a.access = Access::read;
     a.init.fill = Init::Fill::random;
-    a.init.seed = fnv1a(s.name + "/" + a.name);
+    a.init.seed = seed(s.name + "/" + a.name);
     a.init.min = detail::data_min(p.dtype);
     a.init.max = detail::data_max(p.dtype);
     s.args.push_back(a);
@@ -94,7 +97,7 @@ Workload generate(const Params& p, double scale) {
     idx.count = count;
     idx.access = Access::read;
     idx.init.fill = Init::Fill::permutation;
-    idx.init.seed = fnv1a(s.name + "/Idx");
+    idx.init.seed = seed(s.name + "/Idx");
     s.args.push_back(idx);
   }
   for (int k = 0; k < p.beta; ++k) s.args.push_back(scalar("N" + std::to_string(k), ElemType::i32, double(n[size_t(k)])));
