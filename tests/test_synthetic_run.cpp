@@ -159,8 +159,8 @@ TEST_CASE("synthetic extensions: a sample of each extension matches the referenc
   std::vector<syn::Params> sample;
   for (size_t i = 1224; i < set.size(); ++i) {
     REQUIRE(set[i].extended());
-    // Every 3D workload, and every fifth of the others (5 is prime to the grid's inner cycles of 2 work-group
-    // sizes, 2 γ and 2 dims, so the sample still covers both values of each, for every pattern and extension).
+    // Every 3D workload, and every fifth of the others (5 is prime to the grid's cycles of 2 work-group sizes, 2 γ,
+    // 2 dims and 2 types, so the sample is spread over all of them and over every pattern).
     if (set[i].dim == 3 || i % 5 == 0) sample.push_back(set[i]);
   }
   Runner runner(sample);

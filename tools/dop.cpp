@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "dop/synthetic.hpp"
 #include "dop_version.hpp"
 
 namespace dop::cli {
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dop::cli::add_devices(app);
   dop::cli::add_demo(app);
+  dop::cli::add_synth(app);
+  dop::synthetic::register_references();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -40,13 +40,12 @@ ArgSpec scalar(const std::string& name, ElemType type, double value) {
   a.kind = ArgKind::scalar;
   a.type = type;
   a.value = value;
-  a.access = Access::read;
   return a;
 }
 
 std::string format_scale(double scale) {
   std::ostringstream s;
-  s.precision(17);
+  s.precision(15);
   s << scale;
   return s.str();
 }
