@@ -189,12 +189,19 @@ TEST_CASE("synthetic: malformed names are refused with the reason") {
 // ---------------------------------------------------------------------------------------------------------------
 
 TEST_CASE("synthetic: the size ladder and launch shapes") {
-  for (const auto& p : syn::extended_set()) {
+  const double rung_bytes = 256.0 * 1024 * 1024;
+  const auto paper = syn::paper_set();
+  const auto set = syn::extended_set();
+  for (size_t i = 0; i < set.size(); ++i) {
+    const syn::Params& p = set[i];
     INFO(syn::name(p));
     const auto n = syn::extents(p, 1.0);
     REQUIRE(n.size() == size_t(p.beta));
-    CHECK(n[0] == size_t(16384) << (p.size - 1));  // Table 4's sizes are the outer extents of rungs 1-3
-    CHECK(std::accumulate(n.begin() + 1, n.end(), size_t(1), std::multiplies<size_t>()) == 1024);
+    const size_t inner = std::accumulate(n.begin() + 1, n.end(), size_t(1), std::multiplies<size_t>());
+    CHECK(inner == 256);
+    // Every workload of a rung moves about the same bytes: 256 MiB * 2^(rung-1), within the rounding of n[0].
+    const double bytes = double(n[0] * inner) * syn::traffic_per_element(p);
+    CHECK(std::fabs(bytes / (rung_bytes * std::ldexp(1.0, p.size - 1)) - 1) < 0.01);
     std::vector<size_t> global, local;
     syn::launch_shape(p, n, global, local);
     REQUIRE(global.size() == size_t(p.dim));
@@ -206,29 +213,44 @@ TEST_CASE("synthetic: the size ladder and launch shapes") {
       const size_t items = k == 0 ? (n[0] + size_t(p.coarsen) - 1) / size_t(p.coarsen) : n[k];
       CHECK(global[k] >= items);
       CHECK(global[k] < items + local[k]);  // rounded up, not more
+      if (k > 0) CHECK(local[k] <= n[k]);  // inner work-item dimensions are not padded
       groups *= global[k] / local[k];
     }
-    CHECK(groups >= 16);  // enough work-groups to spread over 16 cores and a GPU at the default scale
+    // Enough work-groups to spread over 16 cores and a GPU at the default scale (coarsening divides them by K).
+    CHECK(groups >= (i < paper.size() ? 16u : 4u));
   }
+  // The paper's ladder is 1:2:4; traffic per element sets the base.
+  auto p = syn::parse_name("1mat3d_d1_float_s1_wg64");
+  CHECK(syn::traffic_per_element(p) == 8);  // one float read, one written
+  CHECK(syn::extents(p) == std::vector<size_t>{131072, 16, 16});
+  p.size = 3;
+  CHECK(syn::extents(p) == std::vector<size_t>{524288, 16, 16});
+  CHECK(syn::traffic_per_element(syn::parse_name("2mat3d1C1R1T_d1_float_s1_wg64")) == 4 + 4 + 128 + 128);
+  CHECK(syn::traffic_per_element(syn::parse_name("2mat3d1C_d1_double_s1_wg64")) == 8 + 8);
+  CHECK(syn::extents(syn::parse_name("2mat3d1C1R1T_d1_float_s1_wg64"))[0] == 3972);  // round(2^28 / 264 / 256)
+
   std::vector<size_t> global, local;
-  auto p = syn::parse_name("1mat3d_d2_float_s1_wg64");
+  p = syn::parse_name("1mat3d_d2_float_s1_wg64");
   syn::launch_shape(p, syn::extents(p), global, local);
   CHECK(local == std::vector<size_t>{8, 8});
-  CHECK(global == std::vector<size_t>{16384, 32});
+  CHECK(global == std::vector<size_t>{131072, 16});
   p.wg = 256;
   syn::launch_shape(p, syn::extents(p), global, local);
   CHECK(local == std::vector<size_t>{16, 16});
   p = syn::parse_name("1mat4d_d3_int_s1_wg256");
   syn::launch_shape(p, syn::extents(p), global, local);
   CHECK(local == std::vector<size_t>{8, 8, 4});
-  CHECK(global == std::vector<size_t>{16384, 16, 8});
+  CHECK(global == std::vector<size_t>{131072, 16, 4});
+  p = syn::parse_name("1mat4d_d1_int_s1_wg256_w4");
+  syn::launch_shape(p, syn::extents(p), global, local);
+  CHECK(global == std::vector<size_t>{131072 / 4});
 
-  // Scale: outer extents follow it, at least 1; 32-bit indexing bounds it.
+  // Scale: extents follow it, at least 1 row; 32-bit indexing bounds it.
   p = syn::parse_name("2mat3d_d1_float_s3_wg256");
-  CHECK(syn::extents(p, 0.01) == std::vector<size_t>{655, 32, 32});
+  CHECK(syn::extents(p, 0.01)[0] == 3495);  // round(2^30 / 12 / 256 * 0.01)
   CHECK(syn::extents(p, 1e-9)[0] == 1);
-  CHECK(syn::extents(p, 31.0)[0] == 65536 * 31);
-  CHECK_THROWS_WITH(syn::extents(p, 32.0), Catch::Contains("more than 32-bit indices allow"));  // 2^31 elements
+  CHECK(syn::extents(p, 20.0)[0] == 6990507);
+  CHECK_THROWS_WITH(syn::extents(p, 30.0), Catch::Contains("more than 32-bit indices allow"));
   for (double bad : {0.0, -1.0, std::nan("")}) CHECK_THROWS_WITH(syn::extents(p, bad), "scale must be a positive number");
 }
 
@@ -268,19 +290,21 @@ TEST_CASE("synthetic: a spec's arguments, data and metadata") {
   std::vector<std::string> names;
   for (const auto& a : s.args) names.push_back(a.name);
   CHECK(names == std::vector<std::string>{"A", "B", "Out", "Idx", "N0", "N1", "N2", "K", "c1", "c2"});
-  const size_t n = 131 * 32 * 32;
+  const auto ext = syn::extents(syn::parse_name(s.name), 0.004);
+  const size_t n = ext[0] * 16 * 16;
+  CHECK(ext[0] == 32);  // round(2^29 / 264 / 256 * 0.004)
   CHECK(s.args[0].count == n);
   CHECK(s.args[0].init.fill == dop::Init::Fill::random);
   CHECK(s.args[0].init.seed != s.args[1].init.seed);
   CHECK(s.args[0].init.seed < (uint64_t(1) << 53));
   CHECK((s.args[2].output && s.args[2].access == dop::Access::write));
   CHECK((s.args[3].type == dop::ElemType::i32 && s.args[3].init.fill == dop::Init::Fill::permutation));
-  CHECK(s.args[4].value == 131);
+  CHECK(s.args[4].value == 32);
   CHECK(s.args[7].value == double(n / 3));
   CHECK(s.global == std::vector<size_t>{256});
   CHECK(s.local == std::vector<size_t>{256});
   CHECK(s.meta.at("pattern") == "2mat3d2c1C1R1T");
-  CHECK(s.meta.at("extents") == "131x32x32");
+  CHECK(s.meta.at("extents") == "32x16x16");
   CHECK(s.meta.at("set") == "paper");
   // Deterministic: the same workload gives the same spec, and its index array is a permutation.
   CHECK(dop::spec_to_json(syn::generate(syn::parse_name(s.name), 0.004).spec) == dop::spec_to_json(s));
@@ -315,17 +339,20 @@ TEST_CASE("synthetic: implied features follow the parameters") {
 // ---------------------------------------------------------------------------------------------------------------
 
 TEST_CASE("synthetic: the reference computes Table 2's formula") {
-  // Independent re-computation of Out = (A^T*c1 + c2) + (B[Idx]*c1 + c2) + (A[K]*c1 + c2) at extents 3x32x32.
+  // Independent re-computation of Out = (A^T*c1 + c2) + (B[Idx]*c1 + c2) + (A[K]*c1 + c2) at extents 3x16x16.
   syn::register_references();
   REQUIRE(dop::find_reference("synthetic:2mat3d2c1C1R1T_d1_float_s1_wg64") != nullptr);
-  const syn::Workload w = syn::generate(syn::parse_name("2mat3d2c1C1R1T_d1_float_s1_wg64"), 3.0 / 16384);
+  const auto p = syn::parse_name("2mat3d2c1C1R1T_d1_float_s1_wg64");
+  const double scale = 3.0 * 256 * syn::traffic_per_element(p) / (256.0 * 1024 * 1024);
+  REQUIRE(syn::extents(p, scale) == std::vector<size_t>{3, 16, 16});
+  const syn::Workload w = syn::generate(p, scale);
   const auto want = dop::run_reference(w.spec);
   const auto in = dop::make_args(w.spec);
   const float* A = in[0].as<float>();
   const float* B = in[1].as<float>();
   const int32_t* idx = in[3].as<int32_t>();
   const float* out = want[2].as<float>();
-  const size_t n0 = 3, n1 = 32, n2 = 32, K = 3 * 32 * 32 / 3;
+  const size_t n0 = 3, n1 = 16, n2 = 16, K = 3 * 16 * 16 / 3;
   const float c1 = 1.25f, c2 = 0.5f;
   CHECK(w.spec.args[8].value == c1);
   CHECK(w.spec.args[9].value == c2);
@@ -341,25 +368,26 @@ TEST_CASE("synthetic: the reference computes Table 2's formula") {
 TEST_CASE("synthetic: the reference wraps int arithmetic like OpenCL and applies the extensions") {
   syn::register_references();
   // Inputs near INT_MAX: (a*3 + 7)*(-2) - 5 overflows; the reference must wrap modulo 2^32 (and UBSan must stay quiet).
-  syn::Workload w = syn::generate(syn::parse_name("1mat3d4c_d1_int_s1_wg64"), 2.0 / 16384);
+  syn::Workload w = syn::generate(syn::parse_name("1mat3d4c_d1_int_s1_wg64"), 0.0001);
   w.spec.args[0].init.fill = dop::Init::Fill::constant;
   w.spec.args[0].init.value = 2000000000;
   const auto want = dop::run_reference(w.spec);
   const int64_t wide = ((int64_t(2000000000) * 3 + 7) * -2) - 5;
   const auto wrapped = int32_t(uint32_t(uint64_t(wide) & 0xffffffffu));
   CHECK(want[1].as<int32_t>()[0] == wrapped);
-  CHECK(want[1].as<int32_t>()[2047] == wrapped);
+  CHECK(want[1].as<int32_t>()[w.spec.args[1].count - 1] == wrapped);
 
   // _div: odd outer rows apply s = s*b1 + b2 four more times.
-  w = syn::generate(syn::parse_name("1mat3d_d1_int_s1_wg64_div"), 2.0 / 16384);
+  w = syn::generate(syn::parse_name("1mat3d_d1_int_s1_wg64_div"), 0.0001);
   const auto in = dop::make_args(w.spec);
   const auto out = dop::run_reference(w.spec);
   const int32_t* a = in[0].as<int32_t>();
   const int32_t* o = out[1].as<int32_t>();
   CHECK(o[5] == a[5]);  // row 0
-  int32_t s = a[1024 + 5];
+  int32_t s = a[256 + 5];
   for (int r = 0; r < 4; ++r) s = s * 2 - 1;
-  CHECK(o[1024 + 5] == s);  // row 1
+  CHECK(o[256 + 5] == s);  // row 1
+  CHECK(o[512 + 5] == a[512 + 5]);  // row 2
 }
 
 TEST_CASE("synthetic: the reference refuses specs that do not fit the workload") {
@@ -435,7 +463,7 @@ TEST_CASE("dop synth emit --all writes the whole set") {
   CHECK(cl == 204);
   const dop::Spec s = dop::load_spec((dir / "1mat4d4c1T_d2_int_s3_wg256.json").string());
   CHECK(s.meta.at("scale") == "0.004");
-  CHECK(s.args[0].count == 262 * 1024);
+  CHECK(s.args[0].count == 127 * 256);  // round(2^30 / 132 / 256 * 0.004) rows
 }
 
 TEST_CASE("dop synth emit errors name the problem and write nothing") {

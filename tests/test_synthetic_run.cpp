@@ -18,7 +18,7 @@ namespace syn = dop::synthetic;
 
 namespace {
 
-constexpr double kTestScale = 0.004;  // outer extents 66, 131, 262: 67K to 268K elements per matrix
+constexpr double kTestScale = 0.004;  // 8K to 1M elements per matrix (docs/synthetic.md, "Sizes")
 
 cl_device_id test_device() {
   static const cl_device_id device = [] {
@@ -159,9 +159,9 @@ TEST_CASE("synthetic extensions: a sample of each extension matches the referenc
   std::vector<syn::Params> sample;
   for (size_t i = 1224; i < set.size(); ++i) {
     REQUIRE(set[i].extended());
-    // Every 3D workload, and every fifth of the others (5 is prime to the grid's cycles of 2 work-group sizes, 2 γ,
-    // 2 dims and 2 types, so the sample is spread over all of them and over every pattern).
-    if (set[i].dim == 3 || i % 5 == 0) sample.push_back(set[i]);
+    // Every 3D workload, and every seventh of the others (7 is prime to the grid's cycles of 2 work-group sizes,
+    // 2 γ, 2 dims and 2 types, so the sample is spread over all of them and over every pattern).
+    if (set[i].dim == 3 || i % 7 == 0) sample.push_back(set[i]);
   }
   Runner runner(sample);
   for (const syn::Params& p : sample) {
@@ -175,10 +175,10 @@ TEST_CASE("synthetic extensions: a sample of each extension matches the referenc
     INFO(err);
     CHECK(err.empty());
   }
-  CHECK(coarsen >= 50);
-  CHECK(div >= 50);
-  CHECK(lm >= 50);
-  CHECK(f64 >= 25);
+  CHECK(coarsen >= 35);
+  CHECK(div >= 35);
+  CHECK(lm >= 35);
+  CHECK(f64 >= 15);
   CHECK(d3 == 24);
   std::printf("extensions: %zu workloads validated in %.1f s\n", n,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -37,8 +37,8 @@ inline std::string matrix_name(int k) { return std::string(1, char('A' + k)); }
 /// Work-items of the _div branch apply this many rounds of s = s*b1 + b2.
 constexpr int kDivRounds = 4;
 
-/// _lm: tile width along the innermost dimension (it divides the fixed innermost extent: 1024, 32 or 8).
-inline int tile_width(const Params& p) { return p.beta == 4 ? 8 : 16; }
+/// _lm: tile width along the innermost dimension (it divides the fixed innermost extent: 256, 16 or 4).
+inline int tile_width(const Params& p) { return p.beta == 4 ? 4 : 16; }
 
 /// γ constant c_j (j = 1..γ): odd j multiply, even j add. Dyadic for floats (exact in every precision), small for
 /// int so that no term overflows 32 bits for any γ allowed.

@@ -19,7 +19,11 @@ constexpr int kMaxSpecial = 8;  // δ, ε, θ each
 constexpr int kMaxTerms = 16;
 constexpr int kMaxRung = 8;
 constexpr int kMaxCoarsen = 64;
-constexpr double kRungBase = 16384.0;  // Table 4's smallest matrix size, now the outer extent of rung 1
+// Size ladder (docs/synthetic.md, "Sizes"): rung r of a workload moves about kRungBytes * 2^(r-1) * scale bytes of
+// DRAM traffic, estimated per element as below, so that every pattern runs about as long at the same rung.
+constexpr double kRungBytes = 256.0 * 1024 * 1024;  // rung 1 at scale 1: ~2.8 ms at 96 GB/s (16-core Xeon, PoCL)
+constexpr double kScatteredBytes = 128;             // a random or strided read: its cache line and the adjacent one
+constexpr double kIndexBytes = 4;                   // the index array, read continuously once per element
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
@@ -37,12 +41,12 @@ long read_number(const std::string& s, size_t& pos) {
   return pos == start ? -1 : v;
 }
 
-// The fixed inner extents per β (their product is 1024 elements).
+// The fixed inner extents per β (their product is 256 elements: the work of one work-item in dim 1).
 std::vector<size_t> inner_extents(int beta) {
   switch (beta) {
-    case 2: return {1024};
-    case 3: return {32, 32};
-    default: return {16, 8, 8};
+    case 2: return {256};
+    case 3: return {16, 16};
+    default: return {16, 4, 4};
   }
 }
 
@@ -269,13 +273,21 @@ std::vector<Params> extended_set() {
   return set;
 }
 
+double traffic_per_element(const Params& p) {
+  validate(p);
+  const double s = p.dtype == DType::f64 ? 8 : 4;
+  const int continuous = std::max(0, p.alpha - p.delta - p.epsilon - p.theta);
+  return s * (1 + continuous) + (p.epsilon ? kIndexBytes : 0) + kScatteredBytes * (p.delta + p.epsilon);
+}
+
 std::vector<size_t> extents(const Params& p, double scale) {
   validate(p);
   if (!(scale > 0) || !std::isfinite(scale)) bad("scale must be a positive number");
-  const double outer = std::round(kRungBase * std::ldexp(1.0, p.size - 1) * scale);
+  const double elements = kRungBytes * std::ldexp(1.0, p.size - 1) * scale / traffic_per_element(p);
   std::vector<size_t> n = inner_extents(p.beta);
   size_t inner = 1;
   for (size_t e : n) inner *= e;
+  const double outer = std::round(elements / double(inner));
   const double limit = double(INT_MAX) / double(inner);
   if (outer > limit)
     bad(name(p) + ": scale " + std::to_string(scale) + " gives " + std::to_string(outer * double(inner)) +

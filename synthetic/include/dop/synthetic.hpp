@@ -27,7 +27,7 @@ struct Params {
   int theta = 0;    ///< θ: terms read at a constant address, "C"
   int dim = 1;      ///< work-item dimensions (1..3, below β: the remaining dimensions are loops)
   DType dtype = DType::f32;
-  int size = 1;     ///< size rung (1..8): outer extent 16384 * 2^(size-1) * scale
+  int size = 1;     ///< size rung (1..8): about 256 MiB * 2^(size-1) * scale of DRAM traffic, see extents()
   int wg = 64;      ///< work-items per work-group (a power of two, 1..1024)
   // Extensions (off in the paper set):
   int coarsen = 1;          ///< _w<K>: every work-item processes K consecutive outer indices (K in 2..64)
@@ -66,9 +66,14 @@ std::string program_name(const Params& p);
 /// The OpenCL C source of that program (one kernel, named program_name(p)).
 std::string kernel_source(const Params& p);
 
-/// Matrix extents n[0] (outermost) .. n[β-1] (innermost) at a scale: n[0] = max(1, round(16384 * 2^(rung-1) *
-/// scale)), the inner extents are fixed per β (1024 elements in all). Throws std::invalid_argument when scale is not
-/// positive or the matrix would not be indexable with 32-bit ints.
+/// Estimated DRAM traffic per output element in bytes: sizeof(dtype) for the store and every continuous term, 4 for
+/// the index array (when ε > 0), 128 for every transposed or random term (a cache line and its adjacent-line
+/// prefetch); constant-address terms are free.
+double traffic_per_element(const Params& p);
+/// Matrix extents n[0] (outermost) .. n[β-1] (innermost) at a scale. The inner extents are fixed per β (256 elements
+/// in all: 256, 16x16, 16x4x4); n[0] = max(1, round(256 MiB * 2^(rung-1) * scale / traffic_per_element / 256)), so
+/// that every workload of a rung moves about the same bytes (docs/synthetic.md, "Sizes"). Throws
+/// std::invalid_argument when scale is not positive or the matrix would not be indexable with 32-bit ints.
 std::vector<size_t> extents(const Params& p, double scale = 1.0);
 /// Global and local work sizes for the extents (global rounded up to multiples of local).
 void launch_shape(const Params& p, const std::vector<size_t>& extents, std::vector<size_t>& global,
