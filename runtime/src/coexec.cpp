@@ -205,23 +205,16 @@ struct Executor::Impl {
       if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
   }
 
-  std::unique_ptr<Side> make_side(const cl::DeviceInfo& info, cl_uint cores, bool malleable) {
+  // A built kernel on one device of a context (shared by several sides) with its own queue.
+  std::unique_ptr<Side> make_side(const std::string& id, cl_device_id device, const cl::Context& ctx,
+                                  const cl::Program& program, bool malleable) {
     auto s = std::make_unique<Side>();
-    s->id = info.id;
-    s->device = info.device;
-    if (cores > 0 && cores < info.compute_units) {
-      s->sub = cl::create_sub_device(info, cores);
-      s->device = s->sub.get();
-      s->id = info.id + "/" + std::to_string(cores);
-    }
-    s->ctx = cl::create_context({s->device});
-    s->queue = cl::create_queue(s->ctx, s->device, true);
-    const std::string& body = malleable ? opt.malleable_source : source;
-    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
-    s->program = cl::build_program(s->ctx, {s->device}, range_form_prelude() + body,
-                                   spec.build_options + range_form_options(spec.global),
-                                   malleable ? file + " (malleable form)" : file);
-    s->kernel = cl::create_kernel(s->program, spec.kernel_name);
+    s->id = id;
+    s->device = device;
+    s->ctx = ctx;
+    s->program = program;
+    s->queue = cl::create_queue(ctx, device, true);
+    s->kernel = cl::create_kernel(program, spec.kernel_name);
     s->malleable = malleable;
     cl_uint nargs = 0;
     cl::check(clGetKernelInfo(s->kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
@@ -232,14 +225,59 @@ struct Executor::Impl {
     return s;
   }
 
+  cl::Program build(const cl::Context& ctx, const std::vector<cl_device_id>& devices, bool malleable) {
+    const std::string& body = malleable ? opt.malleable_source : source;
+    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
+    return cl::build_program(ctx, devices, range_form_prelude() + body,
+                             spec.build_options + range_form_options(spec.global),
+                             malleable ? file + " (malleable form)" : file);
+  }
+
+  // Every CPU core count of the grid (and the one asked for) as sub-devices of ONE context, built once: one
+  // compilation per workload instead of one per core count.
   Side& cpu_side(int cores) {
-    auto& s = cpu_sides[cores];
-    if (!s) s = make_side(*sel.cpu, static_cast<cl_uint>(cores), false);
-    return *s;
+    auto it = cpu_sides.find(cores);
+    if (it != cpu_sides.end()) return *it->second;
+    const int total = int(sel.cpu->compute_units);
+    std::vector<int> counts{cores};
+    for (double l : opt.cpu_levels)
+      if (l > 0) counts.push_back(std::clamp(int(std::lround(l * total)), 1, total));
+    for (const auto& [c, side] : cpu_sides) counts.push_back(c);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    std::vector<cl::DeviceHandle> subs(counts.size());  // empty for the whole device
+    std::vector<cl_device_id> devices;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] < total) subs[i] = cl::create_sub_device(*sel.cpu, cl_uint(counts[i]));
+      devices.push_back(subs[i] ? subs[i].get() : sel.cpu->device);
+    }
+    cl::Context ctx;
+    try {
+      ctx = cl::create_context(devices);
+    } catch (const cl::Error&) {  // a platform that refuses a device and its sub-devices in one context
+      if (counts.back() != total) throw;
+      subs.back() = cl::create_sub_device(*sel.cpu, cl_uint(total));
+      devices.back() = subs.back().get();
+      ctx = cl::create_context(devices);
+    }
+    cl::Program program = build(ctx, devices, false);
+    std::map<int, std::unique_ptr<Side>> sides;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const int c = counts[i];
+      auto s = make_side(c < total ? sel.cpu->id + "/" + std::to_string(c) : sel.cpu->id, devices[i], ctx, program,
+                         false);
+      s->sub = subs[i];
+      sides[c] = std::move(s);
+    }
+    cpu_sides = std::move(sides);  // buffers are per launch, so replacing earlier sides loses nothing
+    return *cpu_sides.at(cores);
   }
   Side& gpu_side(bool malleable) {
     auto& s = malleable ? gpu_malleable : gpu_plain;
-    if (!s) s = make_side(*sel.gpu, 0, malleable);
+    if (!s) {
+      cl::Context ctx = cl::create_context({sel.gpu->device});
+      s = make_side(sel.gpu->id, sel.gpu->device, ctx, build(ctx, {sel.gpu->device}, malleable), malleable);
+    }
     return *s;
   }
 
@@ -458,6 +496,12 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
+          // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
+          // it while the CPU, already running, runs out of work and waits.
+          for (auto& e : h2d_events) {
+            cl_event ev = e.get();
+            cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
+          }
           drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
