@@ -322,13 +322,18 @@ struct Executor::Impl {
     // device would finish its queued work plus one more chunk (it would steal the tail and make both wait).
     auto plan = [&]() -> size_t {
       if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
-      if (rate <= 0) return first_chunk;
       const double remaining = double(wl.remaining());
+      if (rate <= 0) return first_chunk;
       double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
       std::lock_guard<std::mutex> l(rates.m);
       const bool other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
       const double other = is_cpu ? rates.gpu : rates.cpu;
       const bool other_parked = is_cpu ? rates.gpu_parked : rates.cpu_parked;
+      if (other_active && other <= 0) {
+        // The other device has not reported a rate yet (a GPU still receiving its inputs): take at most a quarter
+        // of what is left, so that this device's share grows geometrically instead of emptying the list at once.
+        n = std::min(n, std::max(1.0, std::ceil(remaining / 4)));
+      }
       if (other_active && other > 0) {
         // End game: no more than this device's share of what is left at the two rates.
         n = std::min(n, std::max(double(min_chunk), std::ceil(rate * remaining / (rate + other))));
@@ -490,7 +495,8 @@ struct Executor::Impl {
     auto units_for = [&](size_t groups) { return std::max<size_t>(1, (groups + groups_per_unit - 1) / groups_per_unit); };
     const size_t cpu_min = cpu ? units_for(size_t(res.cpu_cores)) : 1;
     const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) : 1;
-    if (static_share < 0 && cpu && gpu) cpu_first = std::max(cpu_first, cpu_min);
+    // The first CPU chunk fills the cores, but takes no more than a quarter of the work: the GPU's rate is unknown.
+    if (static_share < 0 && cpu && gpu) cpu_first = std::min(std::max(cpu_first, cpu_min), (units + 3) / 4);
     std::exception_ptr cpu_err, gpu_err;
     std::thread gpu_thread;
     if (gpu)
@@ -542,13 +548,16 @@ struct Executor::Impl {
     };
     if (cpu) sync_in_place(*cpu, cpu_bufs);
     if (gpu && mode == MemoryMode::zero_copy) sync_in_place(*gpu, gpu_host_bufs);
-    if (gpu && mode == MemoryMode::copy) {
+    // The GPU's writes come back only if it ran anything; they are merged only if the CPU ran something too
+    // (otherwise the GPU's copy is the whole result and is read straight into host memory).
+    if (gpu && mode == MemoryMode::copy && res.gpu.work_groups > 0) {
+      const bool both = cpu && res.cpu.work_groups > 0;
       std::vector<uint64_t, PageAlignedAllocator<uint64_t>> staging;
       for (size_t i = 0; i < spec.args.size(); ++i) {
         const ArgSpec& a = spec.args[i];
         if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
         void* dst = args[i].data();
-        if (cpu) {
+        if (both) {
           staging.resize(args[i].storage.size());
           dst = staging.data();
         }
@@ -557,7 +566,7 @@ struct Executor::Impl {
                   "clEnqueueReadBuffer", "argument '" + a.name + "'");
         cl::Event e(ev);
         res.d2h_ms += cl::event_times(e).run_ms();
-        if (!cpu) continue;
+        if (!both) continue;
         const auto tm = Clock::now();
         merge(a, args[i], reinterpret_cast<const unsigned char*>(staging.data()),
               reinterpret_cast<const unsigned char*>(snapshot[i].data()));
