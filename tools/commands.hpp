@@ -16,5 +16,6 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
 
 void add_devices(CLI::App& app);
 void add_demo(CLI::App& app);
+void add_features(CLI::App& app);  // analysis tier only (DOP_ANALYSIS)
 
 }  // namespace dop::cli

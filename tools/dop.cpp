@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dop::cli::add_devices(app);
   dop::cli::add_demo(app);
+#if DOP_ANALYSIS
+  dop::cli::add_features(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
