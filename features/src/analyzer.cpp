@@ -78,11 +78,11 @@ struct Update {
   const clang::Expr* step = nullptr;  ///< e (nullptr: 1)
   bool negative = false;
   bool escaped = false;  ///< address taken
+  std::vector<const clang::Expr*> sources;  ///< right-hand sides and enclosing conditions of the assignments
 };
 struct LoopScan {
   std::map<EnvKey, Update> updates;
   std::set<const clang::Decl*> inner;  ///< declared inside the loop
-  Deps deps;                           ///< work-item dependences of what the loop reads (conservative)
 };
 
 struct InductionInfo {
@@ -164,8 +164,8 @@ unsigned lanes_of(clang::QualType t) {
 class KernelAnalyzer {
  public:
   KernelAnalyzer(clang::ASTContext& ctx, const clang::FunctionDecl* kernel, KernelFeatures& out,
-                 std::vector<Diagnostic>& diags, unsigned time_limit_ms)
-      : ctx_(ctx), sm_(ctx.getSourceManager()), kernel_(kernel), out_(out), diags_(diags) {
+                 std::vector<Diagnostic>& diags, unsigned time_limit_ms, const std::set<std::string>& guessed)
+      : ctx_(ctx), sm_(ctx.getSourceManager()), kernel_(kernel), out_(out), diags_(diags), guessed_(guessed) {
     if (time_limit_ms) {
       deadline_ = Clock::now() + std::chrono::milliseconds(time_limit_ms);
       has_deadline_ = true;
@@ -663,6 +663,9 @@ class KernelAnalyzer {
       case clang::Stmt::DeclRefExprClass: {
         const auto* dr = llvm::cast<clang::DeclRefExpr>(e);
         if (const auto* ec = llvm::dyn_cast<clang::EnumConstantDecl>(dr->getDecl())) {
+          const std::string n = ec->getDeclName().isIdentifier() ? ec->getName().str() : std::string();
+          if (!n.empty() && guessed_.count(n))  // declared by the front end's guess: a named symbol
+            return Val{Poly::atom(atoms_.intern(AtomKind::symbol, "symbol:" + n, n, Deps{}, true)), {}, false};
           const auto& v = ec->getInitVal();
           if (v.getMinSignedBits() <= 63) return constant(v.getSExtValue());
           return opaque(Deps{});
@@ -707,10 +710,14 @@ class KernelAnalyzer {
     }
   }
 
-  /// A glvalue used without a load (e.g. discarded): evaluate its address for the counts inside, no load.
+  /// A glvalue where a value is wanted but Clang put no lvalue-to-rvalue conversion: operands of expressions that
+  /// contain errors (Sema skips conversions there) and discarded expressions (`a[i];`, which C defines as a read).
+  /// Memory is read: a load.
   Val value_of_glvalue(const clang::Expr* e) {
     const LV l = lv(e);
     if (l.kind == LV::Kind::var) return get(l.key);
+    if (l.kind == LV::Kind::mem && !l.type.isNull() && !l.type->isArrayType() && !l.type->isFunctionType())
+      return load(l);
     return opaque(l.kind == LV::Kind::mem ? deps(l.addr) : l.deps);
   }
 
@@ -1259,7 +1266,8 @@ class KernelAnalyzer {
   // ---------------------------------------------------------------------------------------------------------------
   // Statements
   void stmt(const clang::Stmt* s) {
-    if (!s || !step()) return;
+    // Statements inside dry-evaluated expressions (GNU statement expressions in a condition) are not analysed.
+    if (!s || dry_ || !step()) return;
     DepthGuard g(depth_);
     if (too_deep()) return;
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
@@ -1382,13 +1390,16 @@ class KernelAnalyzer {
   }
 
   // --- loops -------------------------------------------------------------------------------------------------------
+  /// Pre-scan of a loop: every assignment to a variable, whether it is unconditional, its right-hand side and the
+  /// conditions it is under (for the work-item dependences of the variable, see loop_variant_wi()).
   void scan(const clang::Stmt* s, bool conditional, LoopScan& sc, int depth) {
     if (!s) return;
     if (depth > kMaxDepth) {
       scan_overflow_ = true;
       return;
     }
-    auto record_update = [&](const clang::Expr* target, bool ind_form, const clang::Expr* step, bool negative) {
+    auto record_update = [&](const clang::Expr* target, bool ind_form, const clang::Expr* step, bool negative,
+                             const clang::Expr* source) {
       const clang::VarDecl* vd = direct_var(target);
       const bool whole = vd != nullptr;
       if (!vd) vd = root_var(target);
@@ -1399,6 +1410,13 @@ class KernelAnalyzer {
       u.induction_form = whole && ind_form;
       u.step = step;
       u.negative = negative;
+      if (source) u.sources.push_back(source);
+      u.sources.insert(u.sources.end(), scan_conds_.begin(), scan_conds_.end());
+    };
+    auto under = [&](const clang::Expr* cond, const clang::Stmt* sub) {
+      if (cond) scan_conds_.push_back(cond);
+      scan(sub, true, sc, depth + 1);
+      if (cond) scan_conds_.pop_back();
     };
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : ds->decls()) sc.inner.insert(d);
@@ -1421,20 +1439,20 @@ class KernelAnalyzer {
             step = r->getLHS();
           }
         }
-        record_update(b->getLHS(), form, step, neg);
+        record_update(b->getLHS(), form, step, neg, b->getRHS());
       } else if (op == clang::BO_AddAssign || op == clang::BO_SubAssign) {
         record_update(b->getLHS(), !refers_to(b->getRHS(), direct_var(b->getLHS())), b->getRHS(),
-                      op == clang::BO_SubAssign);
+                      op == clang::BO_SubAssign, b->getRHS());
       } else if (b->isAssignmentOp()) {
-        record_update(b->getLHS(), false, nullptr, false);
+        record_update(b->getLHS(), false, nullptr, false, b->getRHS());
       } else if (op == clang::BO_LAnd || op == clang::BO_LOr) {
         scan(b->getLHS(), conditional, sc, depth + 1);
-        scan(b->getRHS(), true, sc, depth + 1);
+        under(b->getLHS(), b->getRHS());
         return;
       }
     } else if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s)) {
       if (u->isIncrementDecrementOp()) {
-        record_update(u->getSubExpr(), true, nullptr, u->isDecrementOp());
+        record_update(u->getSubExpr(), true, nullptr, u->isDecrementOp(), nullptr);
       } else if (u->getOpcode() == clang::UO_AddrOf) {
         if (const auto* vd = root_var(u->getSubExpr())) {
           Update& up = sc.updates[EnvKey{vd, -1}];
@@ -1445,33 +1463,87 @@ class KernelAnalyzer {
     } else if (const auto* is = llvm::dyn_cast<clang::IfStmt>(s)) {
       scan(is->getInit(), conditional, sc, depth + 1);
       scan(is->getCond(), conditional, sc, depth + 1);
-      scan(is->getThen(), true, sc, depth + 1);
-      scan(is->getElse(), true, sc, depth + 1);
+      under(is->getCond(), is->getThen());
+      under(is->getCond(), is->getElse());
       return;
     } else if (const auto* co = llvm::dyn_cast<clang::ConditionalOperator>(s)) {
       scan(co->getCond(), conditional, sc, depth + 1);
-      scan(co->getTrueExpr(), true, sc, depth + 1);
-      scan(co->getFalseExpr(), true, sc, depth + 1);
+      under(co->getCond(), co->getTrueExpr());
+      under(co->getCond(), co->getFalseExpr());
       return;
-    } else if (llvm::isa<clang::ForStmt>(s) || llvm::isa<clang::WhileStmt>(s) || llvm::isa<clang::DoStmt>(s) ||
-               llvm::isa<clang::SwitchStmt>(s)) {
-      if (const auto* fs = llvm::dyn_cast<clang::ForStmt>(s)) scan(fs->getInit(), conditional, sc, depth + 1);
-      for (const clang::Stmt* c : s->children())
-        if (!(llvm::isa<clang::ForStmt>(s) && c == llvm::cast<clang::ForStmt>(s)->getInit()))
-          scan(c, true, sc, depth + 1);
+    } else if (const auto* ss = llvm::dyn_cast<clang::SwitchStmt>(s)) {
+      scan(ss->getInit(), conditional, sc, depth + 1);
+      scan(ss->getCond(), conditional, sc, depth + 1);
+      under(ss->getCond(), ss->getBody());
       return;
-    } else if (const auto* dr = llvm::dyn_cast<clang::DeclRefExpr>(s)) {
-      if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(dr->getDecl())) {
-        auto it = env_.find(EnvKey{vd, -1});
-        if (it != env_.end()) sc.deps.wi |= deps(it->second).wi;
+    } else if (const auto* fs = llvm::dyn_cast<clang::ForStmt>(s)) {
+      scan(fs->getInit(), conditional, sc, depth + 1);
+      scan(fs->getCond(), true, sc, depth + 1);
+      under(fs->getCond(), fs->getBody());
+      under(fs->getCond(), fs->getInc());
+      return;
+    } else if (const auto* ws = llvm::dyn_cast<clang::WhileStmt>(s)) {
+      scan(ws->getCond(), true, sc, depth + 1);
+      under(ws->getCond(), ws->getBody());
+      return;
+    } else if (const auto* dos = llvm::dyn_cast<clang::DoStmt>(s)) {
+      scan(dos->getCond(), true, sc, depth + 1);
+      under(dos->getCond(), dos->getBody());
+      return;
+    }
+    for (const clang::Stmt* c : s->children()) scan(c, conditional, sc, depth + 1);
+  }
+
+  /// Work-item dimensions an expression may depend on, given the loop-variant variables' current estimates `wi`.
+  uint8_t syntactic_wi(const clang::Stmt* s, const LoopScan& sc, const std::map<EnvKey, uint8_t>& wi, int depth) {
+    if (!s) return 0;
+    if (depth > kMaxDepth) return 7;
+    uint8_t r = 0;
+    if (const auto* dr = llvm::dyn_cast<clang::DeclRefExpr>(s)) {
+      const EnvKey k{dr->getDecl(), -1};
+      auto it = wi.find(k);
+      if (it != wi.end()) {
+        r |= it->second;
+      } else if (llvm::isa<clang::VarDecl>(dr->getDecl()) && !sc.updates.count(k)) {
+        auto e = env_.find(k);
+        if (e != env_.end()) r |= deps(e->second).wi;
       }
     } else if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s)) {
       const std::string n = callee_name(call->getDirectCallee());
-      if (n == "get_global_id" || n == "get_local_id" || n == "get_global_linear_id" ||
-          n == "get_local_linear_id")
-        sc.deps.wi = 7;
+      if (n == "get_global_id" || n == "get_local_id") {
+        const auto* lit = call->getNumArgs() ? llvm::dyn_cast<clang::IntegerLiteral>(strip(call->getArg(0))) : nullptr;
+        const uint64_t d = lit ? lit->getValue().getLimitedValue() : 3;
+        r |= d <= 2 ? uint8_t(1u << d) : uint8_t(7);
+      } else if (n == "get_global_linear_id" || n == "get_local_linear_id") {
+        r |= 7;
+      }
     }
-    for (const clang::Stmt* c : s->children()) scan(c, conditional, sc, depth + 1);
+    for (const clang::Stmt* c : s->children()) r |= syntactic_wi(c, sc, wi, depth + 1);
+    return r;
+  }
+
+  /// For each variable the loop changes (other than induction variables), the work-item dimensions its value may
+  /// depend on: a fixpoint over its assignments' right-hand sides and enclosing conditions (flow-insensitive).
+  std::map<EnvKey, uint8_t> loop_variant_wi(const LoopScan& sc) {
+    std::map<EnvKey, uint8_t> wi;
+    for (const auto& [key, u] : sc.updates) {
+      auto it = env_.find(key);
+      wi[key] = u.escaped ? uint8_t(7) : (it != env_.end() ? deps(it->second).wi : uint8_t(0));
+    }
+    for (int round = 0; round < 24; ++round) {
+      bool changed = false;
+      for (const auto& [key, u] : sc.updates) {
+        uint8_t w = wi[key];
+        for (const clang::Expr* src : u.sources) w |= syntactic_wi(src, sc, wi, 0);
+        if (w != wi[key]) {
+          wi[key] = w;
+          changed = true;
+        }
+      }
+      if (!changed) return wi;
+    }
+    for (auto& [key, w] : wi) w = 7;  // did not settle: assume the worst
+    return wi;
   }
 
   static bool refers_to(const clang::Stmt* s, const clang::VarDecl* v, int depth = 0) {
@@ -1515,14 +1587,25 @@ class KernelAnalyzer {
     // Pre-scan: which variables change inside the loop, and which of them are induction variables.
     LoopScan sc;
     scan_overflow_ = false;
+    scan_conds_.clear();
     scan(cond, false, sc, 0);
+    if (cond) scan_conds_.push_back(cond);  // everything in the loop is control-dependent on its condition
     scan(inc, false, sc, 0);
     scan(body, false, sc, 0);
+    scan_conds_.clear();
     const bool overflow = scan_overflow_;
+    const std::map<EnvKey, uint8_t> variant_wi = loop_variant_wi(sc);
     std::map<EnvKey, InductionInfo> inductions;
     std::vector<std::pair<EnvKey, Val>> entry;
-    for (const auto& [key, u] : sc.updates) {
-      if (sc.inner.count(key.d)) continue;
+    // In source order (the map is ordered by pointer), so that everything created here is deterministic.
+    std::vector<std::pair<EnvKey, const Update*>> ordered;
+    for (const auto& [key, u] : sc.updates)
+      if (!sc.inner.count(key.d)) ordered.emplace_back(key, &u);
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+      return a.first.d->getLocation().getRawEncoding() < b.first.d->getLocation().getRawEncoding();
+    });
+    for (const auto& [key, up] : ordered) {
+      const Update& u = *up;
       const Val v0 = get(key);
       entry.emplace_back(key, v0);
       bool ind = !overflow && u.count == 1 && !u.conditional && u.induction_form && !u.escaped &&
@@ -1543,15 +1626,16 @@ class KernelAnalyzer {
           } else {
             set_whole(key.d, nv);
             inductions[key] = InductionInfo{v0, st};
-            if (loops_[size_t(id)].info.induction.empty())
+            if (loops_[size_t(id)].info.induction.empty())  // the first one declared; the condition's wins below
               if (const auto* nd = llvm::dyn_cast<clang::NamedDecl>(key.d))
-                loops_[size_t(id)].info.induction = nd->getName().str();
+                if (nd->getDeclName().isIdentifier()) loops_[size_t(id)].info.induction = nd->getName().str();
           }
         }
       }
       if (!ind) {
         Deps d = deps(v0);
-        d.merge(sc.deps);
+        auto w = variant_wi.find(key);
+        d.wi |= (overflow || w == variant_wi.end()) ? uint8_t(7) : w->second;
         d.add_loop(id);
         Val nv = opaque(d);
         nv.ptr = v0.ptr;
@@ -1569,7 +1653,10 @@ class KernelAnalyzer {
       dry_ = saved;
     }
     cond_deps.remove_loop(id);
-    loops_[size_t(id)].info.trip = trip_count(cond, sc, inductions, is_do, loops_[size_t(id)].info.divergent);
+    bool divergent = false;
+    TripCount trip = trip_count(id, cond, sc, inductions, is_do, divergent);
+    loops_[size_t(id)].info.trip = std::move(trip);
+    loops_[size_t(id)].info.divergent = divergent;
     if (cond_deps.wi) loops_[size_t(id)].info.divergent = true;
 
     // The body, counted once, in the loop's context.
@@ -1602,8 +1689,8 @@ class KernelAnalyzer {
     }
   }
 
-  TripCount trip_count(const clang::Expr* cond, const LoopScan& sc, const std::map<EnvKey, InductionInfo>& inductions,
-                       bool is_do, bool& divergent) {
+  TripCount trip_count(int id, const clang::Expr* cond, const LoopScan& sc,
+                       const std::map<EnvKey, InductionInfo>& inductions, bool is_do, bool& divergent) {
     TripCount t;
     const auto* b = llvm::dyn_cast_or_null<clang::BinaryOperator>(strip(cond));
     if (!b) return t;
@@ -1624,7 +1711,9 @@ class KernelAnalyzer {
     }
     if (!v) return t;
     auto it = inductions.find(EnvKey{v, -1});
-    if (it == inductions.end() || reads_updated(bound_side, sc)) return t;
+    if (it == inductions.end()) return t;
+    if (v->getDeclName().isIdentifier()) loops_[size_t(id)].info.induction = v->getName().str();
+    if (reads_updated(bound_side, sc)) return t;
     const bool saved = dry_;
     dry_ = true;
     const Val bound = rv(bound_side);
@@ -1731,7 +1820,7 @@ class KernelAnalyzer {
       }
     }
     for (const auto& a : out_.args) {
-      if (!a.is_pointer) continue;
+      if (!a.is_pointer || (a.address_space != "global" && a.address_space != "constant")) continue;
       if (a.read && a.write)
         ++out_.args_read_write;
       else if (a.read)
@@ -1801,6 +1890,7 @@ class KernelAnalyzer {
   const clang::FunctionDecl* kernel_;
   KernelFeatures& out_;
   std::vector<Diagnostic>& diags_;
+  const std::set<std::string>& guessed_;
   Clock::time_point deadline_{};
   bool has_deadline_ = false;
   unsigned limit_ms_ = 0;
@@ -1809,6 +1899,7 @@ class KernelAnalyzer {
   int depth_ = 0;
   bool depth_reported_ = false;
   bool scan_overflow_ = false;
+  std::vector<const clang::Expr*> scan_conds_;
   bool dry_ = false;  ///< evaluate without counting or changing variables (conditions, steps, bounds)
   int in_for_inc_ = 0;
   int inlined_ = 0;
@@ -1839,6 +1930,7 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
 
   auto& ctx = parsed->context();
   const auto& sm = parsed->source_manager();
+  const std::set<std::string> guessed(parsed->guessed_constants().begin(), parsed->guessed_constants().end());
   for (const clang::FunctionDecl* k : parsed->kernels()) {
     const std::string name = callee_name(k);
     if (!options.kernel.empty() && name != options.kernel) continue;
@@ -1858,7 +1950,7 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
       if ((d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal) &&
           d.file == f.file && p.isValid() && end.isValid() && d.line >= p.getLine() && d.line <= end.getLine())
         f.complete = false;
-    KernelAnalyzer a(ctx, k, f, result.diagnostics, options.time_limit_ms);
+    KernelAnalyzer a(ctx, k, f, result.diagnostics, options.time_limit_ms, guessed);
     a.run();
     result.kernels.push_back(std::move(f));
   }

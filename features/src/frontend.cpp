@@ -43,6 +43,7 @@ class Collector : public clang::DiagnosticConsumer {
  public:
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> unknown_types;
+  std::vector<std::string> unknown_identifiers;  ///< undeclared, not called: macros/constants from elsewhere
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
@@ -68,6 +69,29 @@ class Collector : public clang::DiagnosticConsumer {
       std::string name = info.getArgIdentifier(0)->getName().str();
       if (std::find(unknown_types.begin(), unknown_types.end(), name) == unknown_types.end())
         unknown_types.push_back(std::move(name));
+    }
+    if ((id == clang::diag::err_undeclared_var_use || id == clang::diag::err_undeclared_var_use_suggest) &&
+        info.hasSourceManager() && info.getLocation().isValid()) {
+      // "use of undeclared identifier 'X'": remember X unless it is called (X(...) is a missing function).
+      const auto q1 = d.message.find('\'');
+      const auto q2 = q1 == std::string::npos ? q1 : d.message.find('\'', q1 + 1);
+      if (q2 != std::string::npos) {
+        std::string name = d.message.substr(q1 + 1, q2 - q1 - 1);
+        const auto& sm = info.getSourceManager();
+        bool invalid = false;
+        const char* p = sm.getCharacterData(sm.getSpellingLoc(info.getLocation()), &invalid);
+        bool called = false;
+        if (!invalid && p) {
+          const llvm::StringRef buf = sm.getBufferData(sm.getFileID(sm.getSpellingLoc(info.getLocation())), &invalid);
+          const char* end = invalid ? p : buf.data() + buf.size();
+          while (p < end && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '_')) ++p;
+          while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
+          called = p < end && *p == '(';
+        }
+        if (!called && std::find(unknown_identifiers.begin(), unknown_identifiers.end(), name) ==
+                           unknown_identifiers.end())
+          unknown_identifiers.push_back(std::move(name));
+      }
     }
     diagnostics.push_back(std::move(d));
   }
@@ -172,6 +196,7 @@ struct Attempt {
   std::unique_ptr<clang::ASTUnit> unit;
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> unknown_types;
+  std::vector<std::string> unknown_identifiers;
   bool timed_out = false;
 };
 
@@ -232,6 +257,7 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
   a.timed_out = action.timed_out();
   a.diagnostics.insert(a.diagnostics.end(), collector.diagnostics.begin(), collector.diagnostics.end());
   a.unknown_types = std::move(collector.unknown_types);
+  a.unknown_identifiers = std::move(collector.unknown_identifiers);
   // The consumer is about to go away: detach it from the engine the ASTUnit keeps.
   diags->setClient(new clang::IgnoringDiagConsumer(), /*ShouldOwnClient=*/true);
   if (!a.unit)
@@ -277,13 +303,21 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
   const auto start = std::chrono::steady_clock::now();
   Attempt a = parse_once(std::string(source), file_name, options);
 
-  std::vector<std::string> guessed;
-  if (options.guess_unknown_types && !a.timed_out)
+  std::vector<std::string> types, constants;
+  if (options.guess_unknown_types && !a.timed_out) {
     for (const auto& n : a.unknown_types)
-      if (is_identifier(n)) guessed.push_back(n);
-  if (!guessed.empty()) {
+      if (is_identifier(n)) types.push_back(n);
+    for (const auto& n : a.unknown_identifiers)
+      if (is_identifier(n) && std::find(types.begin(), types.end(), n) == types.end()) constants.push_back(n);
+  }
+  if (!types.empty() || !constants.empty()) {
     std::string prelude;
-    for (const auto& n : guessed) prelude += "typedef float " + n + ";\n";
+    for (const auto& n : types) prelude += "typedef float " + n + ";\n";
+    if (!constants.empty()) {
+      prelude += "enum {";
+      for (size_t i = 0; i < constants.size(); ++i) prelude += (i ? ", " : " ") + constants[i] + " = 16";
+      prelude += " };\n";
+    }
     prelude += "#line 1\n";
     ParseOptions retry = options;
     if (options.time_limit_ms) {
@@ -292,14 +326,31 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
                                                                                               unsigned(spent.count())));
     }
     Attempt b = parse_once(prelude + std::string(source), file_name, retry);
-    if (b.unit) {
-      for (const auto& n : guessed)
-        b.diagnostics.insert(b.diagnostics.begin(),
-                             {Diagnostic::Severity::warning, file_name, 0, 0,
-                              "unknown type name '" + n + "' assumed to be float"});
+    auto errors = [](const Attempt& x) {
+      return std::count_if(x.diagnostics.begin(), x.diagnostics.end(), [](const Diagnostic& d) {
+        return d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal;
+      });
+    };
+    if (b.unit && errors(b) < errors(a)) {
+      std::vector<Diagnostic> notes;
+      for (const auto& n : types)
+        notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
+                         "unknown type name '" + n + "' assumed to be float"});
+      for (const auto& n : constants)
+        notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
+                         "undeclared identifier '" + n + "' taken as a symbolic integer constant"});
+      // The first parse's errors stay (they are what the user must fix); the retry's own errors follow.
+      std::vector<Diagnostic> all = std::move(a.diagnostics);
+      all.insert(all.end(), notes.begin(), notes.end());
+      for (auto& d : b.diagnostics)
+        if (d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal)
+          d.message += " (after guessing)";
+      all.insert(all.end(), b.diagnostics.begin(), b.diagnostics.end());
+      b.diagnostics = std::move(all);
       a = std::move(b);
       out->prelude_size_ = prelude.size();
-      out->guessed_types_ = guessed;
+      out->guessed_types_ = types;
+      out->guessed_constants_ = constants;
     }
   }
   out->unit_ = std::move(a.unit);

@@ -130,8 +130,9 @@ struct Options {
   std::string kernel;
   /// Wall-clock limit per kernel for the analysis (and for the parse, of the whole file). 0 = none.
   unsigned time_limit_ms = 2000;
-  /// When the source uses unknown type names (e.g. DATA_TYPE defined by build options elsewhere), parse again with
-  /// `typedef float NAME;` for each of them; a warning says so.
+  /// When the source uses unknown type names or undeclared constants (e.g. DATA_TYPE, BLOCK_SIZE defined by build
+  /// options elsewhere), parse again with `typedef float NAME;` / `enum { NAME = 16 };`; the constants stay named
+  /// symbols in the features (trip count "BLOCK_SIZE"), and a warning says what was assumed.
   bool guess_unknown_types = true;
 };
 

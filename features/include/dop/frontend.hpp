@@ -32,8 +32,9 @@ struct ParseOptions {
   std::string build_options;
   /// Stop parsing (the rest of the file is treated as missing) after this many milliseconds. 0 = no limit.
   unsigned time_limit_ms = 0;
-  /// Parse again with `typedef float NAME;` prepended for each unknown type name found by the first parse. The
-  /// prelude shifts the main buffer: ParsedSource::prelude_size() bytes were inserted before the user's first line
+  /// When the first parse finds unknown type names or undeclared identifiers that are not called (macros and
+  /// constants defined elsewhere), parse again with `typedef float NAME;` / `enum { NAME = 16 };` prepended, and keep
+  /// that parse if it has fewer errors. The prelude shifts the main buffer: ParsedSource::prelude_size() bytes were inserted before the user's first line
   /// (a #line directive keeps diagnostics on the user's line numbers). Keep it off for source-to-source rewriting.
   bool guess_unknown_types = false;
 };
@@ -63,6 +64,8 @@ class ParsedSource {
   size_t prelude_size() const { return prelude_size_; }
   /// The type names that were guessed (guess_unknown_types).
   const std::vector<std::string>& guessed_types() const { return guessed_types_; }
+  /// The identifiers declared as enum constants by the guess (the analysis treats them as named symbols).
+  const std::vector<std::string>& guessed_constants() const { return guessed_constants_; }
 
  private:
   friend std::unique_ptr<ParsedSource> parse(std::string_view, const std::string&, const ParseOptions&);
@@ -72,6 +75,7 @@ class ParsedSource {
   bool timed_out_ = false;
   size_t prelude_size_ = 0;
   std::vector<std::string> guessed_types_;
+  std::vector<std::string> guessed_constants_;
 };
 
 /// Parses OpenCL C `source`, named `file_name` (used in diagnostics and to resolve relative #include). The OpenCL
