@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "dop/features.hpp"
@@ -44,8 +45,9 @@ std::vector<Item> collect() {
       std::ostringstream s;
       s << in.rdbuf();
       const auto r = dop::features::analyze(s.str(), f.string());
-      for (const auto& k : r.kernels)
-        items.push_back({fs::relative(f, root.parent_path()).string() + ":" + k.name, f.string(), k.name, s.str()});
+      const auto rel = fs::relative(f, fs::path(DOP_SOURCE_DIR), ec);
+      const std::string shown = (!ec && !rel.empty() && *rel.begin() != "..") ? rel.string() : f.string();
+      for (const auto& k : r.kernels) items.push_back({shown + ":" + k.name, f.string(), k.name, s.str()});
     }
   }
   return items;
@@ -54,6 +56,7 @@ std::vector<Item> collect() {
 /// Console output as usual, plus the per-kernel medians collected for the summary.
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
+  SummaryReporter() : ConsoleReporter(isatty(1) ? OO_ColorTabular : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& r : runs) {
@@ -68,7 +71,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     for (const auto& [name, t] : medians_) v.push_back(t);
     std::sort(v.begin(), v.end());
     const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    std::printf("\nfeature extraction: %zu kernels, median %.2f ms per kernel (min %.2f, max %.2f); target <= 10 ms: %s\n",
+    std::printf("\nfeature extraction: %zu kernels, median %.2f ms per kernel (min %.2f, max %.2f); "
+                "target <= 10 ms: %s\n",
                 v.size(), median, v.front(), v.back(), median <= 10.0 ? "met" : "NOT met");
   }
 
@@ -81,7 +85,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   static const std::vector<Item> items = collect();
   for (const auto& item : items) {
-    benchmark::RegisterBenchmark(("features/" + item.label).c_str(), [&item](benchmark::State& state) {
+    benchmark::RegisterBenchmark(item.label.c_str(), [&item](benchmark::State& state) {
       dop::features::Options o;
       o.kernel = item.kernel;
       for (auto _ : state) {

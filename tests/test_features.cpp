@@ -70,6 +70,45 @@ TEST_CASE("the paper's worked example gives constant 1, continuous 2, stride 2, 
   CHECK(kernel_of("paper_flat.cl").arith_int == 8);     // i*M + j etc. are written out: 4 x 2
 }
 
+TEST_CASE("classification of single stores, outside and inside loops") {
+  // The class of the one store A[index] (outside loops: along get_global_id(0); inside: along the loop).
+  auto class_of = [](const std::string& index, const std::string& loop = "") {
+    const std::string body = "A[" + index + "] = 0.0f;";
+    const std::string src = "__kernel void k(__global float* A, int W, int N) {\n  int gid = get_global_id(0);\n  " +
+                            (loop.empty() ? body : loop + " { " + body + " }") + "\n}\n";
+    const auto r = dop::features::analyze(src, "one.cl");
+    REQUIRE(r.kernels.size() == 1);
+    const auto& k = r.kernels[0];
+    REQUIRE(k.mem_global_stores == 1);
+    // The classes present (the store's, plus any loads in the index).
+    std::string out;
+    for (const auto& [name, n] : {std::pair<const char*, int64_t>{"constant", k.mem_constant},
+                                  {"continuous", k.mem_continuous}, {"stride", k.mem_stride},
+                                  {"random", k.mem_random}})
+      if (n) out += (out.empty() ? "" : ",") + std::string(name);
+    return out;
+  };
+  CHECK(class_of("gid") == "continuous");
+  CHECK(class_of("-gid") == "continuous");                 // backwards, still one element apart
+  CHECK(class_of("(gid / W) * W + gid % W") == "continuous");  // floor quotients cancel
+  CHECK(class_of("get_group_id(0) * get_local_size(0) + get_local_id(0)") == "continuous");
+  CHECK(class_of("gid << 2") == "stride");
+  CHECK(class_of("gid * W") == "stride");                  // a launch-time stride
+  CHECK(class_of("get_global_id(1)") == "constant");        // does not change along dimension 0
+  CHECK(class_of("W + 3") == "constant");
+  CHECK(class_of("gid / 2") == "random");                   // not affine
+  CHECK(class_of("gid % N") == "random");
+  CHECK(class_of("(gid & 3) + 8") == "random");
+  CHECK(class_of("gid * gid") == "random");
+  CHECK(class_of("(int)A[gid]") == "continuous,random");    // the load A[gid], the store through it
+  CHECK(class_of("i", "for (int i = 0; i < N; i++)") == "continuous");
+  CHECK(class_of("i", "for (int i = N; i > 0; i -= 2)") == "stride");
+  CHECK(class_of("gid", "for (int i = 0; i < N; i++)") == "constant");
+  CHECK(class_of("i * W + gid", "for (int i = 0; i < N; i++)") == "stride");
+  CHECK(class_of("j", "for (int j = 0, i = 0; i < N; i++) if (i % 3 == 0) j++; else") == "random");
+  CHECK(class_of("(int)A[0] + i", "for (int i = 0; i < N; i++)") == "constant,continuous");  // invariant load
+}
+
 TEST_CASE("hand-checked kernels: Table 1 counts") {
   struct Expect {
     const char* file;
