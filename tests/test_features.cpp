@@ -394,6 +394,14 @@ TEST_CASE("robustness: bad input gives diagnostics and partial features, never a
     CHECK(r.kernels[0].complete);
     CHECK(r.kernels[0].loop_list[0].trip.value == 8);
   }
+  SECTION("an input that crashes Clang 15 itself is reported, not fatal") {
+    // `clang-15 -cc1 -x cl -fsyntax-only` segfaults on this at the end of the translation unit (found by fuzzing).
+    const auto r = analyze("int i; float x[i;x[i", "clang_crash.cl");
+    CHECK(r.kernels.empty());
+    CHECK(has_diagnostic(r, "Clang crashed while parsing"));
+    // And the process is still usable.
+    CHECK(kernel_of("vec_add.cl").mem_continuous == 3);
+  }
   SECTION("recursion is cut, not followed") {
     const auto r = analyze("int f(int x) { return x > 0 ? f(x - 1) : 0; }\n"
                            "__kernel void k(__global int* a) { a[0] = f(3); }\n",

@@ -45,7 +45,7 @@ void print_text(const features::KernelFeatures& k) {
     std::cout << "  args:\n";
     for (const auto& a : k.args)
       std::printf("    %-16s %-28s %-8s %s\n", a.name.c_str(), a.type.c_str(), a.address_space.c_str(),
-                  a.is_pointer ? a.access().c_str() : "-");
+                  a.access() == "none" ? "-" : a.access().c_str());
   }
   if (!k.loop_list.empty()) {
     std::cout << "  loops:\n";

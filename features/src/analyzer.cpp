@@ -20,6 +20,7 @@
 #include <set>
 
 #include "dop/features.hpp"
+#include "crash_guard.hpp"
 #include "dop/frontend.hpp"
 #include "symbolic.hpp"
 
@@ -647,6 +648,8 @@ class KernelAnalyzer {
     DepthGuard g(depth_);
     if (too_deep()) return opaque(Deps{});
     e = e->IgnoreParens();
+    // A sampler is a constant bit pattern (CLK_ADDRESS_CLAMP | ...), not computation.
+    if (e->getType()->isSamplerT()) return opaque(Deps{});
     switch (e->getStmtClass()) {
       case clang::Stmt::IntegerLiteralClass: {
         const auto& v = llvm::cast<clang::IntegerLiteral>(e)->getValue();
@@ -1162,7 +1165,15 @@ class KernelAnalyzer {
     }
     if (starts_with(name, "read_image") || starts_with(name, "write_image")) {
       Deps d;
-      for (unsigned i = 0; i < n; ++i) d.merge(deps(rv(arg(i))));
+      for (unsigned i = 0; i < n; ++i) {
+        const Val v = rv(arg(i));
+        d.merge(deps(v));
+        if (i == 0 && !dry_)  // the image argument (its Val carries the kernel argument, through helpers too)
+          for (int b : v.bases)
+            if (b >= 0 && size_t(b) < objects_.size() && objects_[size_t(b)].arg >= 0)
+              (name[0] == 'r' ? out_.args[size_t(objects_[size_t(b)].arg)].read
+                              : out_.args[size_t(objects_[size_t(b)].arg)].write) = true;
+      }
       if (!dry_) ++out_.image_ops;
       return opaque(d, true);
     }
@@ -1799,6 +1810,10 @@ class KernelAnalyzer {
                           : o.space == Space::local    ? "local"
                                                        : "private";
         set_whole(pd, Val{Poly(), {int(i)}, true});
+      } else if (!t.isNull() && (t->isImageType() || t->isSamplerT())) {
+        a.address_space = t->isImageType() ? "image" : "sampler";
+        o.space = Space::global;
+        set_whole(pd, Val{Poly(), {int(i)}, false});  // opaque, but it knows its argument (for read/write flags)
       } else {
         a.address_space = "private";
         o.space = Space::priv;
@@ -1950,8 +1965,21 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
       if ((d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal) &&
           d.file == f.file && p.isValid() && end.isValid() && d.line >= p.getLine() && d.line <= end.getLine())
         f.complete = false;
-    KernelAnalyzer a(ctx, k, f, result.diagnostics, options.time_limit_ms, guessed);
-    a.run();
+    // The analysis asks Clang about types, layouts and constants of possibly broken code: run it crash-isolated too.
+    KernelFeatures partial = f;
+    std::vector<Diagnostic> kernel_diags;
+    const bool survived = detail::run_safely([&] {
+      KernelAnalyzer a(ctx, k, f, kernel_diags, options.time_limit_ms, guessed);
+      a.run();
+    });
+    if (!survived) {
+      f = std::move(partial);
+      f.complete = false;
+      kernel_diags.push_back({Diagnostic::Severity::fatal, f.file, f.line, 0,
+                              "internal error: the analysis of kernel '" + name +
+                                  "' crashed; its features are missing (please report this kernel)"});
+    }
+    result.diagnostics.insert(result.diagnostics.end(), kernel_diags.begin(), kernel_diags.end());
     result.kernels.push_back(std::move(f));
   }
   return result;

@@ -16,12 +16,46 @@
 #include <clang/Lex/Preprocessor.h>
 #include <clang/Lex/PreprocessorOptions.h>
 #include <clang/Serialization/PCHContainerOperations.h>
+#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
+
+#include "crash_guard.hpp"
 #include <cctype>
+
+namespace dop::features::detail {
+
+bool run_safely(llvm::function_ref<void()> fn) {
+  static const bool disabled = [] {
+    const char* e = std::getenv("DOP_NO_CRASH_RECOVERY");
+    return e && *e && std::string(e) != "0";
+  }();
+  if (disabled) {
+    fn();
+    return true;
+  }
+  // Reference-counted Enable/Disable: the handlers are process-wide, so they stay only while a parse runs.
+  static std::mutex m;
+  static int users = 0;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (users++ == 0) llvm::CrashRecoveryContext::Enable();
+  }
+  bool ok = false;
+  {
+    llvm::CrashRecoveryContext crc;
+    ok = crc.RunSafely(fn);
+  }
+  std::lock_guard<std::mutex> lock(m);
+  if (--users == 0) llvm::CrashRecoveryContext::Disable();
+  return ok;
+}
+
+}  // namespace dop::features::detail
 
 namespace dop::frontend {
 
@@ -198,6 +232,7 @@ struct Attempt {
   std::vector<std::string> unknown_types;
   std::vector<std::string> unknown_identifiers;
   bool timed_out = false;
+  bool crashed = false;
 };
 
 Attempt parse_once(const std::string& text, const std::string& file_name, const ParseOptions& options) {
@@ -252,8 +287,21 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
                                                     llvm::MemoryBuffer::getMemBufferCopy(text, file_name).release());
 
   ParseAction action(options.time_limit_ms);
-  a.unit.reset(clang::ASTUnit::LoadFromCompilerInvocationAction(
-      std::move(invocation), std::make_shared<clang::PCHContainerOperations>(), diags, &action));
+  clang::ASTUnit* unit = nullptr;
+  const bool survived = features::detail::run_safely([&] {
+    unit = clang::ASTUnit::LoadFromCompilerInvocationAction(
+        std::move(invocation), std::make_shared<clang::PCHContainerOperations>(), diags, &action);
+  });
+  if (!survived) {
+    // The ASTUnit under construction was registered for cleanup and is gone; nothing of this parse is usable.
+    diags->setClient(new clang::IgnoringDiagConsumer(), /*ShouldOwnClient=*/true);
+    a.diagnostics.insert(a.diagnostics.end(), collector.diagnostics.begin(), collector.diagnostics.end());
+    a.diagnostics.push_back({Diagnostic::Severity::fatal, file_name, 0, 0,
+                             "Clang crashed while parsing this file (a Clang 15 bug); no features extracted"});
+    a.crashed = true;
+    return a;
+  }
+  a.unit.reset(unit);
   a.timed_out = action.timed_out();
   a.diagnostics.insert(a.diagnostics.end(), collector.diagnostics.begin(), collector.diagnostics.end());
   a.unknown_types = std::move(collector.unknown_types);
@@ -304,7 +352,7 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
   Attempt a = parse_once(std::string(source), file_name, options);
 
   std::vector<std::string> types, constants;
-  if (options.guess_unknown_types && !a.timed_out) {
+  if (options.guess_unknown_types && !a.timed_out && !a.crashed) {
     for (const auto& n : a.unknown_types)
       if (is_identifier(n)) types.push_back(n);
     for (const auto& n : a.unknown_identifiers)
@@ -331,7 +379,10 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
         return d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal;
       });
     };
-    if (b.unit && errors(b) < errors(a)) {
+    if (b.crashed) {
+      a.diagnostics.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
+                               "Clang crashed on the source with guessed declarations; analysed without them"});
+    } else if (b.unit && errors(b) < errors(a)) {
       std::vector<Diagnostic> notes;
       for (const auto& n : types)
         notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,

@@ -34,10 +34,12 @@ const char* severity_name(Diagnostic::Severity s);
 struct ArgInfo {
   std::string name;
   std::string type;           ///< as spelled by Clang, e.g. "__global float *"
-  std::string address_space;  ///< of the pointee for pointers ("global", "constant", "local", "private"); "private" for scalars
+  /// Of the pointee for pointers ("global", "constant", "local", "private"); "image" or "sampler" for those types;
+  /// "private" for other scalars.
+  std::string address_space;
   bool is_pointer = false;
-  bool read = false;   ///< the kernel (or a helper it calls) loads through this pointer
-  bool write = false;  ///< the kernel stores through it (atomics read and write)
+  bool read = false;   ///< the kernel (or a helper it calls) loads through this pointer (or read_image*s it)
+  bool write = false;  ///< the kernel stores through it (or write_image*s it); atomics read and write
   /// "read", "write", "read_write", or "none" (never dereferenced; also every scalar argument).
   std::string access() const;
 };
