@@ -256,6 +256,25 @@ TEST_CASE("trip counts: constant, symbolic (filled in at launch) and unknown") {
   CHECK(red.loop_list[0].trip.kind == TripCount::Kind::unknown);  // s >>= 1
   CHECK_FALSE(red.loop_list[0].divergent);                        // but uniform across work-items
 
+  // Steps other than 1: a pointer walk, a stride-2 loop, an inclusive bound.
+  const auto steps = dop::features::analyze(
+      "__kernel void k(__global float* a, int n, int m) {\n"
+      "  for (__global float* p = a; p < a + n; p++) *p = 0.0f;\n"
+      "  for (int i = 0; i < n; i += 2) a[i] = 1.0f;\n"
+      "  for (int i = 1; i <= 2 * m; i += 2) a[i] = 2.0f;\n"
+      "  do { a[0] += 1.0f; } while (0);\n"
+      "}\n",
+      "steps.cl");
+  REQUIRE(steps.kernels.size() == 1);
+  const auto& sl = steps.kernels[0].loop_list;
+  REQUIRE(sl.size() == 4);
+  CHECK(sl[0].induction == "p");
+  CHECK(sl[0].trip.expr == "n");
+  CHECK(sl[1].trip.expr == "(n + 1)/2");
+  CHECK(sl[1].trip.evaluate({{"n", 7}}) == 4);  // 0, 2, 4, 6
+  CHECK(sl[2].trip.expr == "m");                 // 1, 3, ..., 2m - 1
+  CHECK(sl[3].trip.value == 1);  // do { } while (0), the macro idiom
+
   const auto defs = kernel_of("needs_defs.cl");
   CHECK(defs.loop_list[0].trip.expr == "BLOCK");  // an undefined macro stays a named symbol
 }

@@ -1703,6 +1703,13 @@ class KernelAnalyzer {
   TripCount trip_count(int id, const clang::Expr* cond, const LoopScan& sc,
                        const std::map<EnvKey, InductionInfo>& inductions, bool is_do, bool& divergent) {
     TripCount t;
+    if (const auto* lit = llvm::dyn_cast_or_null<clang::IntegerLiteral>(strip(cond));
+        lit && lit->getValue().isZero()) {  // while (0), do { } while (0)
+      t.kind = TripCount::Kind::constant;
+      t.value = is_do ? 1 : 0;
+      t.expr = std::to_string(t.value);
+      return t;
+    }
     const auto* b = llvm::dyn_cast_or_null<clang::BinaryOperator>(strip(cond));
     if (!b) return t;
     auto op = b->getOpcode();
@@ -1762,8 +1769,16 @@ class KernelAnalyzer {
     }
     if (!num.renderable(atoms_)) return t;
     t.kind = TripCount::Kind::symbolic;
+    // num = mag*X + c with X a polynomial: the count is X + floor(c / mag) (e.g. a pointer loop: 4*n + 3 over 4 is n).
+    const int64_t c = num.constant_value();
+    const Poly x = (num - Poly::constant(c)).exact_div(mag);
+    Poly simple;
+    if (!x.bad()) {
+      const int64_t q = c >= 0 ? c / mag : -((-c + mag - 1) / mag);
+      simple = x + Poly::constant(q);
+    }
     const std::string ns = num.str(atoms_);
-    t.expr = mag == 1 ? ns : "(" + ns + ")/" + std::to_string(mag);
+    t.expr = mag == 1 ? ns : (!x.bad() && !simple.bad()) ? simple.str(atoms_) : "(" + ns + ")/" + std::to_string(mag);
     std::set<std::string> syms;
     for (const auto& [m, c] : num.terms())
       for (AtomId a : m) collect_symbols(a, syms);
