@@ -50,7 +50,8 @@ TEST_CASE("dop features --csv and text output, --kernel") {
 
   r = run_command(dop_binary() + " features " + data("gemm_2d.cl"));
   REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("kernel gemm") && Catch::Contains("mem_stride") && Catch::Contains("trip symbolic"));
+  CHECK_THAT(r.out,
+             Catch::Contains("kernel gemm") && Catch::Contains("mem_stride") && Catch::Contains("trip symbolic"));
 
   r = run_command(dop_binary() + " features --json --csv " + data("gemm_2d.cl"));
   CHECK(r.rc != 0);  // one format at a time

@@ -40,7 +40,8 @@ void print_text(const features::KernelFeatures& k) {
     std::printf("  %-24s %s\n", key.c_str(), number(value).c_str());
   }
   std::printf("  %-24s %s\n", "global_bytes_per_item",
-              k.global_bytes_per_item ? number(*k.global_bytes_per_item).c_str() : k.global_bytes_per_item_expr.c_str());
+              k.global_bytes_per_item ? number(*k.global_bytes_per_item).c_str()
+                                      : k.global_bytes_per_item_expr.c_str());
   if (!k.args.empty()) {
     std::cout << "  args:\n";
     for (const auto& a : k.args)

@@ -1,5 +1,6 @@
 // libFuzzer target over the analysis entry point: any bytes as an OpenCL C file must give a result (features or
-// diagnostics), never a crash, a leak or a hang. Build: CC=clang-15 CXX=clang++-15 cmake -DDOP_FUZZ=ON (./setup.sh fuzz).
+// diagnostics), never a crash, a leak or a hang.
+// Build and run: ./setup.sh fuzz (CC=clang-15 CXX=clang++-15 cmake -DDOP_FUZZ=ON ...).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

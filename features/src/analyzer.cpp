@@ -1887,7 +1887,8 @@ class KernelAnalyzer {
     std::string expr;
     // Highest number of factors first, the constant term last.
     std::vector<std::pair<std::vector<std::string>, double>> ts(terms.begin(), terms.end());
-    std::stable_sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    std::stable_sort(ts.begin(), ts.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
     for (const auto& [factors, coeff] : ts) {
       if (factors.empty()) {
         numeric += coeff;

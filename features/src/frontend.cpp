@@ -316,7 +316,8 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 }  // namespace
@@ -369,7 +370,8 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
     prelude += "#line 1\n";
     ParseOptions retry = options;
     if (options.time_limit_ms) {
-      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      const auto spent =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
       retry.time_limit_ms = std::max<unsigned>(1, options.time_limit_ms - std::min<unsigned>(options.time_limit_ms - 1,
                                                                                               unsigned(spent.count())));
     }

@@ -65,7 +65,9 @@ class Poly {
 
   bool bad() const { return bad_; }
   bool is_zero() const { return !bad_ && terms_.empty(); }
-  bool is_constant() const { return !bad_ && (terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty())); }
+  bool is_constant() const {
+    return !bad_ && (terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty()));
+  }
   int64_t constant_value() const;  ///< the constant term
   const std::map<Monomial, int64_t>& terms() const { return terms_; }
 

@@ -91,7 +91,7 @@ struct KernelFeatures {
   int64_t mem_private_loads = 0;   ///< loads from private arrays/structs through subscripts or pointers
   int64_t mem_private_stores = 0;
   int64_t image_ops = 0;           ///< read_image* / write_image* calls
-  int64_t arith_special = 0;       ///< floating-point math builtins (sqrt, exp, sin, fma, dot, ...), also in arith_float
+  int64_t arith_special = 0;       ///< float math builtins (sqrt, exp, sin, fma, dot, ...), also in arith_float
   int64_t arith_bitwise = 0;       ///< & | ^ ~ << >> on integers (not in arith_int)
   int64_t arith_vector = 0;        ///< arithmetic operations on vector types (also in arith_int/arith_float)
   int64_t vector_width_max = 1;    ///< widest vector type in arithmetic or memory operations (1: scalar only)

@@ -34,8 +34,9 @@ struct ParseOptions {
   unsigned time_limit_ms = 0;
   /// When the first parse finds unknown type names or undeclared identifiers that are not called (macros and
   /// constants defined elsewhere), parse again with `typedef float NAME;` / `enum { NAME = 16 };` prepended, and keep
-  /// that parse if it has fewer errors. The prelude shifts the main buffer: ParsedSource::prelude_size() bytes were inserted before the user's first line
-  /// (a #line directive keeps diagnostics on the user's line numbers). Keep it off for source-to-source rewriting.
+  /// that parse if it has fewer errors. The prelude shifts the main buffer: ParsedSource::prelude_size() bytes were
+  /// inserted before the user's first line (a #line directive keeps diagnostics on the user's line numbers). Keep it
+  /// off for source-to-source rewriting.
   bool guess_unknown_types = false;
 };
 
