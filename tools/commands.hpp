@@ -22,5 +22,6 @@ void add_characterize(CLI::App& app);
 void add_sweep(CLI::App& app);
 void add_report(CLI::App& app);
 void add_synth(CLI::App& app);
+void add_features(CLI::App& app);  // analysis tier only (DOP_ANALYSIS)
 
 }  // namespace dop::cli
