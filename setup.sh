@@ -38,11 +38,11 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-configure_and_build() {  # dir, cmake args...
+configure_and_build() {  # dir, cmake args... (DOP_TARGET: build only that target)
   local dir=$1
   shift
   cmake -S . -B "$dir" "$@" ${DOP_CMAKE_ARGS:-}
-  cmake --build "$dir" -j "$jobs"
+  cmake --build "$dir" -j "$jobs" ${DOP_TARGET:+--target "$DOP_TARGET"}
 }
 
 run_tests() {  # dir
@@ -67,7 +67,7 @@ case "$mode" in
     ;;
   fuzz)
     install_packages
-    CC=clang-15 CXX=clang++-15 configure_and_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_FUZZ=ON \
+    CC=clang-15 CXX=clang++-15 DOP_TARGET=fuzz_features configure_and_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_FUZZ=ON \
       -DDOP_SANITIZE=ON -DDOP_BUILD_TESTS=OFF -DDOP_BUILD_BENCHMARKS=OFF
     # New inputs go to build-fuzz/corpus (kept between runs); tests/data/features seeds it and is only read.
     # A crash, a leak, or one input taking more than -timeout seconds fails the run (and CI).
