@@ -44,3 +44,78 @@ TEST_CASE("dop demo validates a kernel on every device") {
   CHECK(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("pocl:0") && Catch::Contains("pocl:1") && Catch::Contains("ok"));
 }
+
+namespace {
+std::string data(const std::string& f) { return std::string(DOP_SOURCE_DIR) + "/tests/data/run/" + f; }
+}  // namespace
+
+TEST_CASE("dop run validates co-execution against a plain run") {
+  for (const char* cfg : {"1,1", "0.5,0.25", "0,1", "1,0"}) {
+    const auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --config " + cfg + " --validate --json");
+    INFO(cfg << ": " << r.out);
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["validation"]["ok"] == true);
+    CHECK(j["last"]["cpu"]["work_groups"].get<size_t>() + j["last"]["gpu"]["work_groups"].get<size_t>() == 1024);
+  }
+  const auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --memory copy --repeat 3 --validate");
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("over 3 run(s)") && Catch::Contains("validation against a plain run on pocl:0: ok"));
+}
+
+TEST_CASE("dop run names what is wrong with a spec") {
+  struct Case {
+    const char* file;
+    const char* message;
+  } cases[] = {
+      {"bad_kernel_name.json", "no kernel named 'saxpi' (the program has: saxpy)"},
+      {"bad_file.json", "kernel.file"},
+      {"bad_argcount.json", "kernel 'saxpy' has 4 arguments, the spec gives 3"},
+      {"bad_local.json", "local[0] = 96 does not divide global[0] = 65536"},
+      {"does_not_exist.json", "does_not_exist.json: cannot be read"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_command(dop_binary() + " run " + data(c.file));
+    INFO(c.file << ": " << r.out);
+    CHECK(r.rc == 1);
+    CHECK_THAT(r.out, Catch::Contains(c.message) && Catch::Contains("dop: error:"));
+  }
+  auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --config 2,0");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("'2' is not a number in [0,1]"));
+  r = run_command(dop_binary() + " run " + data("saxpy.json") + " --memory shared");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("memory mode 'shared'"));
+}
+
+TEST_CASE("dop bench split prints dynamic against 19 static splits") {
+  const std::string out = std::string(DOP_BINARY_DIR) + "/split_test.json";
+  const auto r = run_command(dop_binary() + " bench split " + data("saxpy.json") + " --repeat 1 --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("median dynamic / best static over 1 workloads"));
+  const auto j = nlohmann::json::parse(dop::test::read_file(out));
+  REQUIRE(j["workloads"].size() == 1);
+  CHECK(j["workloads"][0]["static"].size() == 21);  // 19 splits + CPU only + GPU only
+  const double best = j["workloads"][0]["best_static_cpu_share"].get<double>();
+  CHECK(best >= 0.05);
+  CHECK(best <= 0.95);
+}
+
+TEST_CASE("dop characterize writes a platform record with positive measurements") {
+  const std::string out = std::string(DOP_BINARY_DIR) + "/platform_test.json";
+  const auto r = run_command(dop_binary() + " characterize --mib 4 --repeat 1 --name test-platform --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(dop::test::read_file(out));
+  CHECK(j["format"] == "dop-platform/1");
+  CHECK(j["platform_id"] == "test-platform");
+  CHECK(j["grid"]["cpu_levels"].size() == 5);
+  CHECK(j["grid"]["gpu_levels"].size() == 9);
+  REQUIRE_FALSE(j["cpu"]["triad_gbs_by_cores"].empty());
+  for (const auto& b : j["cpu"]["triad_gbs_by_cores"]) CHECK(b["triad_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["triad_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["copy_pinned"]["h2d_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["copy_pageable"]["d2h_latency_us"].get<double>() > 0);
+  CHECK(j["cpu"]["launch_latency_us"].get<double>() > 0);
+}

@@ -182,3 +182,19 @@ TEST_CASE("integer outputs compare exactly") {
   CHECK(c.mismatches == 1);
   CHECK(c.first == "o[2]: got 0, want 1");
 }
+
+TEST_CASE("large buffers fill the same in parallel and reset_writable restores only writable buffers") {
+  Spec s = with_arg(R"({"name":"big","kind":"buffer","type":"float","count":3000001,"access":"read_write",
+                        "init":{"fill":"random","seed":11,"min":-2,"max":2}},
+                       {"name":"in","kind":"buffer","type":"int","count":5,"access":"read","init":{"fill":"index"}})");
+  auto a = make_args(s);
+  // Element values equal the sequential definition regardless of the thread split.
+  Spec one = with_arg(R"({"kind":"buffer","type":"float","count":1,"init":{"fill":"random","seed":11,"min":-2,"max":2}})");
+  CHECK(make_args(one)[0].as<float>()[0] == a[0].as<float>()[0]);
+  const auto initial = a;
+  a[0].as<float>()[2999999] = 99.f;
+  a[1].as<int>()[3] = 77;  // a read-only buffer: not restored (kernels never write it)
+  reset_writable(a, initial);
+  CHECK(a[0].as<float>()[2999999] == initial[0].as<float>()[2999999]);
+  CHECK(a[1].as<int>()[3] == 77);
+}

@@ -16,6 +16,10 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
 
 void add_devices(CLI::App& app);
 void add_demo(CLI::App& app);
+void add_run(CLI::App& app);
+void add_bench(CLI::App& app);
+void add_characterize(CLI::App& app);
+void add_sweep(CLI::App& app);
 void add_synth(CLI::App& app);
 
 }  // namespace dop::cli

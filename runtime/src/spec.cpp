@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 namespace dop {
 
@@ -385,6 +386,31 @@ bool same_bits(const ArgData& a, const ArgData& b, size_t i, size_t sz) {
 
 }  // namespace
 
+namespace {
+// Runs f(begin, end) over [0, n) on up to hardware_concurrency threads for large n.
+template <typename F>
+void parallel_range(size_t n, F f) {
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), n / (1u << 20) + 1);
+  if (threads <= 1) return f(size_t(0), n);
+  std::vector<std::thread> ts;
+  for (size_t t = 0; t < threads; ++t) ts.emplace_back(f, n * t / threads, n * (t + 1) / threads);
+  for (auto& t : ts) t.join();
+}
+}  // namespace
+
+void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial) {
+  if (args.size() != initial.size()) throw std::invalid_argument("reset_writable: argument lists differ");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgSpec* s = initial[i].spec;
+    if (!s || s->kind != ArgKind::buffer || s->access == Access::read) continue;
+    if (args[i].storage.size() != initial[i].storage.size()) throw std::invalid_argument("reset_writable: sizes differ");
+    parallel_range(args[i].storage.size(), [&](size_t b, size_t e) {
+      std::copy(initial[i].storage.begin() + std::ptrdiff_t(b), initial[i].storage.begin() + std::ptrdiff_t(e),
+                args[i].storage.begin() + std::ptrdiff_t(b));
+    });
+  }
+}
+
 void fill_buffer(ArgData& a, const Init& in) {
   const ArgSpec& s = *a.spec;
   const size_t n = s.count;
@@ -395,24 +421,32 @@ void fill_buffer(ArgData& a, const Init& in) {
       std::fill(a.storage.begin(), a.storage.end(), 0);
       break;
     case Init::Fill::constant:
-      for (size_t i = 0; i < n; ++i) store(a, t, i, in.value);
+      parallel_range(n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) store(a, t, i, in.value);
+      });
       break;
     case Init::Fill::random:
       if (is_float(t)) {
         const double span = in.max - in.min;
-        for (size_t i = 0; i < n; ++i)
-          store(a, t, i, in.min + double(splitmix64(base + i) >> 11) * 0x1.0p-53 * span);
+        parallel_range(n, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i)
+            store(a, t, i, in.min + double(splitmix64(base + i) >> 11) * 0x1.0p-53 * span);
+        });
       } else {
         const int64_t lo = static_cast<int64_t>(in.min);
         const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(in.max) - lo) + 1;
-        for (size_t i = 0; i < n; ++i) {
-          const uint64_t r = range == 0 ? splitmix64(base + i) : splitmix64(base + i) % range;
-          store_u64(a, t, i, static_cast<uint64_t>(lo) + r);
-        }
+        parallel_range(n, [&](size_t b, size_t e) {
+          for (size_t i = b; i < e; ++i) {
+            const uint64_t r = range == 0 ? splitmix64(base + i) : splitmix64(base + i) % range;
+            store_u64(a, t, i, static_cast<uint64_t>(lo) + r);
+          }
+        });
       }
       break;
     case Init::Fill::index:
-      for (size_t i = 0; i < n; ++i) store(a, t, i, in.start + double(i) * in.step);
+      parallel_range(n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) store(a, t, i, in.start + double(i) * in.step);
+      });
       break;
     case Init::Fill::permutation: {
       std::vector<uint64_t> p(n);
@@ -422,7 +456,9 @@ void fill_buffer(ArgData& a, const Init& in) {
       break;
     }
     case Init::Fill::random_index:
-      for (size_t i = 0; i < n; ++i) store_u64(a, t, i, splitmix64(base + i) % in.bound);
+      parallel_range(n, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; ++i) store_u64(a, t, i, splitmix64(base + i) % in.bound);
+      });
       break;
   }
 }

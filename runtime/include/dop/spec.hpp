@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -87,10 +88,31 @@ Spec load_spec(const std::string& path);
 /// Serialises a spec (kernel_file relative to `relative_to` when given).
 std::string spec_to_json(const Spec& s, const std::string& relative_to = {});
 
-/// Host data of one argument. Buffers keep their bytes 8-byte aligned; as<T>() gives typed access.
+/// Page-aligned allocator: host buffers handed to OpenCL with CL_MEM_USE_HOST_PTR must be aligned for the
+/// implementation to use them in place (zero-copy) instead of copying.
+template <typename T>
+struct PageAlignedAllocator {
+  using value_type = T;
+  static constexpr std::size_t kAlign = 4096;
+  PageAlignedAllocator() = default;
+  template <typename U>
+  PageAlignedAllocator(const PageAlignedAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    const std::size_t bytes = (n * sizeof(T) + kAlign - 1) / kAlign * kAlign;
+    void* p = ::operator new(bytes == 0 ? kAlign : bytes, std::align_val_t(kAlign));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kAlign)); }
+  template <typename U>
+  bool operator==(const PageAlignedAllocator<U>&) const noexcept { return true; }
+  template <typename U>
+  bool operator!=(const PageAlignedAllocator<U>&) const noexcept { return false; }
+};
+
+/// Host data of one argument. Buffers keep their bytes page-aligned; as<T>() gives typed access.
 struct ArgData {
   const ArgSpec* spec = nullptr;
-  std::vector<uint64_t> storage;  ///< raw bytes, 8-aligned (size rounded up)
+  std::vector<uint64_t, PageAlignedAllocator<uint64_t>> storage;  ///< raw bytes (size rounded up to 8)
   size_t bytes = 0;
   void* data() { return storage.data(); }
   const void* data() const { return storage.data(); }
@@ -106,8 +128,12 @@ struct ArgData {
 
 /// Allocates and initialises every argument (buffers per their Init, scalars to their value, locals empty).
 std::vector<ArgData> make_args(const Spec& spec);
-/// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves).
+/// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves). Large buffers are
+/// filled by several threads; the values do not depend on how many (the generator is counter-based).
 void fill_buffer(ArgData& a, const Init& init);
+/// Restores the buffers a kernel may write (access write or read_write) from `initial`, for repeated runs without
+/// regenerating the inputs. Both must come from make_args of the same spec.
+void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial);
 
 /// A CPU reference: given the initialised arguments, overwrite the output buffers with the expected results.
 using ReferenceFn = std::function<void(const Spec& spec, std::vector<ArgData>& args)>;

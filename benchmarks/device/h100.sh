@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
+# machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
+#   bash benchmarks/device/h100.sh EXPERIMENT...
+# Experiments: characterize, split, trial. Results go to $OUT (at most 8 files come back).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+OUT=${OUT:-/tmp/dop-out}
+mkdir -p "$OUT"
+for f in .device/*.deb; do dpkg -x "$f" /; done
+ldconfig
+mkdir -p /etc/OpenCL/vendors
+echo /usr/lib/libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+
+t0=$(date +%s)
+if ! { cmake -S . -B build-runtime -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF -DDOP_BUILD_TESTS=OFF \
+         -DDOP_BUILD_BENCHMARKS=OFF -DDOP_VENDOR_INCLUDE="$PWD/.device/include" &&
+       cmake --build build-runtime -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"
+  exit 1
+fi
+echo "build: $(($(date +%s) - t0)) s"
+dop=build-runtime/bin/dop
+$dop devices --json >"$OUT/devices.json"
+$dop devices
+
+for exp in "$@"; do
+  t0=$(date +%s)
+  case "$exp" in
+    characterize)
+      $dop characterize --name h100-xeon16 --out "$OUT/platform.json" | tee "$OUT/characterize.txt"
+      ;;
+    split)  # dynamic at all cores + whole GPU vs the best of 19 static splits, every real kernel at paper size
+      timeout "${SPLIT_TIMEOUT:-400}" $dop bench split $(ls kernels/*/*_paper_*wg256.json kernels/*/*_paper_*wg16x16.json) \
+        --repeat "${SPLIT_REPEAT:-5}" --out "$OUT/split.json" | tee "$OUT/split.txt"
+      ;;
+    trial)  # a timed sample of the sweep: synthetic workloads and every real kernel, at the full grid
+      timeout "${TRIAL_TIMEOUT:-500}" $dop sweep --set "${TRIAL_SET:-paper}" --sample "${TRIAL_SAMPLE:-50}" \
+        --scale "${TRIAL_SCALE:-1}" --repeat "${TRIAL_REPEAT:-3}" --platform-id h100-xeon16 \
+        --out "$OUT/trial.csv" 2>&1 | tail -5
+      timeout "${TRIAL_REAL_TIMEOUT:-300}" $dop sweep --set real --size "${TRIAL_REAL_SIZE:-paper}" \
+        --repeat "${TRIAL_REPEAT:-3}" --platform-id h100-xeon16 --out "$OUT/trial.csv" 2>&1 | tail -5
+      ;;
+    *)
+      echo "unknown experiment $exp" >&2
+      ;;
+  esac
+  echo "$exp: $(($(date +%s) - t0)) s"
+done

@@ -1,0 +1,61 @@
+// dop sweep: every workload at every configuration of a grid, rows appended to a CSV dataset (docs/dataset.md) as
+// they finish; resumable after a crash or kill -9, shardable, mergeable. Runtime tier.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dop/runtime.hpp"
+
+namespace dop {
+
+/// One workload of a sweep: a spec with its kernel source and the set it belongs to (paper, real, extended, ...).
+struct Workload {
+  Spec spec;
+  std::string source;
+  std::string set;
+};
+
+struct SweepOptions {
+  std::string out;                 ///< dataset CSV (appended to; created with its header if missing or empty)
+  std::string platform_id;         ///< written into every row
+  Grid grid;
+  int warmup = 1;                  ///< untimed runs per configuration
+  int repeat = 5;                  ///< timed runs per configuration (median, min, max recorded)
+  bool validate = true;            ///< check the first timed run of every configuration against the reference
+  ExecutorOptions executor;
+  /// Static code features per kernel, joined into the rows: key "<kernel file name>:<kernel name>" -> ordered
+  /// (name, value) pairs (from `dop features --csv`). Every workload must have an entry when this is non-empty.
+  std::vector<std::string> feature_names;
+  std::map<std::string, std::vector<std::string>> features;
+};
+
+/// Progress after each configuration: done and total (configuration runs), the workload now running.
+using SweepProgress = std::function<void(size_t done, size_t total, const std::string& workload)>;
+
+struct SweepSummary {
+  size_t rows_written = 0, rows_skipped = 0, invalid = 0;
+};
+
+/// The dataset's column names, in order, for a given feature list.
+std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names);
+
+/// Runs the sweep. Rows already in opts.out (same columns) are skipped; a torn last line from a killed run is
+/// truncated first. Throws if opts.out has other columns.
+SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selection& devices, const SweepOptions& opts,
+                       const SweepProgress& progress = {});
+
+/// Shard I of N: the workloads whose index in name order is I mod N.
+std::vector<Workload> shard(std::vector<Workload> workloads, size_t index, size_t count);
+
+/// Merges datasets with identical columns into `out`: every (platform, workload, configuration) row once (the
+/// first seen wins). Throws naming the file whose columns differ. Returns the number of rows written.
+size_t merge_datasets(const std::vector<std::string>& inputs, const std::string& out);
+
+/// Minimal RFC 4180 CSV helpers shared by the dataset readers.
+std::string csv_escape(const std::string& field);
+std::vector<std::string> csv_split(const std::string& line);
+
+}  // namespace dop

@@ -1,0 +1,568 @@
+// Co-execution of one kernel on a CPU sub-device and a GPU with dynamic, adaptive work distribution.
+//
+// Work is split into units: slabs of work-groups along the slowest dimension (all work-groups for 1D launches),
+// so that every chunk is a rectangular sub-range launched with a global offset through the range form. The CPU
+// driver thread claims units from the front of the work list and the GPU driver thread from the back, each keeping
+// two chunks in flight; chunk sizes adapt to each device's measured rate so that a chunk takes about
+// target_chunk_ms, and shrink at the end so that both devices finish together.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "dop/runtime.hpp"
+
+namespace dop {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Configurations
+// ---------------------------------------------------------------------------------------------------------------
+
+Config parse_config(const std::string& text) {
+  const auto comma = text.find(',');
+  if (comma == std::string::npos)
+    throw std::invalid_argument("configuration '" + text + "' must be CPU,GPU utilisations in [0,1], e.g. 1,0.25");
+  auto num = [&](const std::string& s, const char* what) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || s.empty() || !(v >= 0 && v <= 1))
+      throw std::invalid_argument("configuration '" + text + "': " + what + " utilisation '" + s +
+                                  "' is not a number in [0,1]");
+    return v;
+  };
+  Config c{num(text.substr(0, comma), "CPU"), num(text.substr(comma + 1), "GPU")};
+  if (c.cpu == 0 && c.gpu == 0) throw std::invalid_argument("configuration '" + text + "' uses no device");
+  return c;
+}
+
+std::string to_string(const Config& c) {
+  std::ostringstream os;
+  os << c.cpu << "," << c.gpu;
+  return os.str();
+}
+
+std::vector<Config> Grid::configs() const {
+  std::vector<Config> out;
+  for (double c : cpu_levels)
+    for (double g : gpu_levels)
+      if (c > 0 || g > 0) out.push_back({c, g});
+  return out;
+}
+
+MemoryMode parse_memory_mode(const std::string& s) {
+  if (s == "auto") return MemoryMode::automatic;
+  if (s == "zero-copy") return MemoryMode::zero_copy;
+  if (s == "copy") return MemoryMode::copy;
+  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy or copy");
+}
+
+const char* memory_mode_name(MemoryMode m) {
+  switch (m) {
+    case MemoryMode::zero_copy:
+      return "zero-copy";
+    case MemoryMode::copy:
+      return "copy";
+    default:
+      return "auto";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Range form
+// ---------------------------------------------------------------------------------------------------------------
+
+std::string range_form_prelude() {
+  // Helpers capture the real builtins before the macros below shadow them. Function-like macros are not expanded
+  // recursively, and only where a name is followed by '(' — so kernels, helper functions and the malleable form
+  // all see the builtins of the original full launch.
+  return R"CL(/* dop range form: builtins as in the full launch (DOP_GS*: global size, DOP_GO*: global offset) */
+#ifndef DOP_RANGE_FORM
+#define DOP_RANGE_FORM 1
+static inline size_t dop_real_group_id(uint d) { return get_group_id(d); }
+static inline size_t dop_real_global_offset(uint d) { return get_global_offset(d); }
+#define get_global_size(d) ((size_t)((d) == 0 ? (DOP_GS0) : (d) == 1 ? (DOP_GS1) : (d) == 2 ? (DOP_GS2) : 1))
+#define get_global_offset(d) ((size_t)((d) == 0 ? (DOP_GO0) : (d) == 1 ? (DOP_GO1) : (d) == 2 ? (DOP_GO2) : 0))
+#define get_num_groups(d) (get_global_size(d) / get_local_size(d))
+#define get_group_id(d) (dop_real_group_id(d) + (dop_real_global_offset(d) - get_global_offset(d)) / get_local_size(d))
+#endif
+#line 1
+)CL";
+}
+
+std::string range_form_options(const std::vector<size_t>& global, const std::vector<size_t>& offset) {
+  std::string o;
+  for (size_t d = 0; d < 3; ++d) {
+    const size_t gs = d < global.size() ? global[d] : 1;
+    const size_t go = d < offset.size() ? offset[d] : 0;
+    o += " -DDOP_GS" + std::to_string(d) + "=" + std::to_string(gs) + "UL";
+    o += " -DDOP_GO" + std::to_string(d) + "=" + std::to_string(go) + "UL";
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Executor
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// One device as the executor drives it: a (sub-)device with its context, queue and built kernel.
+struct Side {
+  std::string id;
+  cl::DeviceHandle sub;  // owns a sub-device; empty for a root device
+  cl_device_id device = nullptr;
+  cl::Context ctx;
+  cl::Queue queue;
+  cl::Program program;
+  cl::Kernel kernel;
+  bool malleable = false;
+  std::map<size_t, cl::Buffer> gpu_buffers;  // copy mode: device buffers by argument index, reused across launches
+};
+
+// The shared work list: units [front, back) are unclaimed. The CPU claims from the front, the GPU from the back.
+class WorkList {
+ public:
+  explicit WorkList(size_t units) : front_(0), back_(units) {}
+  // Returns [begin, end) with end - begin <= n, or an empty range when the list is exhausted.
+  std::pair<size_t, size_t> take_front(size_t n) {
+    std::lock_guard<std::mutex> l(m_);
+    const size_t take = std::min(n, back_ - front_);
+    front_ += take;
+    return {front_ - take, front_};
+  }
+  std::pair<size_t, size_t> take_back(size_t n) {
+    std::lock_guard<std::mutex> l(m_);
+    const size_t take = std::min(n, back_ - front_);
+    back_ -= take;
+    return {back_, back_ + take};
+  }
+  size_t remaining() {
+    std::lock_guard<std::mutex> l(m_);
+    return back_ - front_;
+  }
+
+ private:
+  std::mutex m_;
+  size_t front_, back_;
+};
+
+// Measured throughput (units per ms) of both devices, shared between the driver threads for end-game sizing.
+struct Rates {
+  std::mutex m;
+  double cpu = 0, gpu = 0;
+  bool cpu_active = false, gpu_active = false;
+  bool cpu_parked = false, gpu_parked = false;  // declined the tail, waiting for the other device
+};
+
+}  // namespace
+
+struct Executor::Impl {
+  Spec spec;
+  std::string source;
+  cl::Selection sel;
+  ExecutorOptions opt;
+  std::mutex launch_mutex;
+  std::map<int, std::unique_ptr<Side>> cpu_sides;  // by core count
+  std::unique_ptr<Side> gpu_plain, gpu_malleable;
+
+  std::vector<size_t> local;  // the spec's local size, or one chosen when the spec leaves it open
+  size_t split_dim = 0;       // units are slabs of work-groups along this (slowest) dimension
+  size_t units = 0;           // work-groups along split_dim
+  size_t groups_per_unit = 1;
+  std::string local_note;
+
+  Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
+      : spec(s), source(src), sel(d), opt(std::move(o)) {
+    if (!sel.cpu && !sel.gpu) throw std::invalid_argument("no device to run '" + spec.name + "' on");
+    local = spec.local;
+    if (local.empty()) {  // the kernel does not depend on its work-group size: choose one that divides global
+      local.assign(spec.global.size(), 1);
+      for (size_t l = 64; l >= 1; --l)
+        if (spec.global[0] % l == 0) {
+          local[0] = l;
+          break;
+        }
+      local_note = "local size chosen by dop";
+    }
+    split_dim = spec.global.size() - 1;
+    units = spec.global[split_dim] / local[split_dim];
+    for (size_t d = 0; d < spec.global.size(); ++d)
+      if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
+  }
+
+  std::unique_ptr<Side> make_side(const cl::DeviceInfo& info, cl_uint cores, bool malleable) {
+    auto s = std::make_unique<Side>();
+    s->id = info.id;
+    s->device = info.device;
+    if (cores > 0 && cores < info.compute_units) {
+      s->sub = cl::create_sub_device(info, cores);
+      s->device = s->sub.get();
+      s->id = info.id + "/" + std::to_string(cores);
+    }
+    s->ctx = cl::create_context({s->device});
+    s->queue = cl::create_queue(s->ctx, s->device, true);
+    const std::string& body = malleable ? opt.malleable_source : source;
+    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
+    s->program = cl::build_program(s->ctx, {s->device}, range_form_prelude() + body,
+                                   spec.build_options + range_form_options(spec.global),
+                                   malleable ? file + " (malleable form)" : file);
+    s->kernel = cl::create_kernel(s->program, spec.kernel_name);
+    s->malleable = malleable;
+    cl_uint nargs = 0;
+    cl::check(clGetKernelInfo(s->kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
+    const size_t want = spec.args.size() + (malleable ? 2 : 0);
+    if (nargs != want)
+      throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") +
+                      " has " + std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
+    return s;
+  }
+
+  Side& cpu_side(int cores) {
+    auto& s = cpu_sides[cores];
+    if (!s) s = make_side(*sel.cpu, static_cast<cl_uint>(cores), false);
+    return *s;
+  }
+  Side& gpu_side(bool malleable) {
+    auto& s = malleable ? gpu_malleable : gpu_plain;
+    if (!s) s = make_side(*sel.gpu, 0, malleable);
+    return *s;
+  }
+
+  // Launch geometry of units [b, e).
+  void chunk_geometry(size_t b, size_t e, std::vector<size_t>& offset, std::vector<size_t>& global) const {
+    global = spec.global;
+    offset.assign(spec.global.size(), 0);
+    offset[split_dim] = b * local[split_dim];
+    global[split_dim] = (e - b) * local[split_dim];
+  }
+
+  void set_args(Side& s, std::vector<ArgData>& args, const std::vector<cl_mem>& mems, int mod, int alloc) {
+    for (size_t i = 0; i < spec.args.size(); ++i) {
+      const ArgSpec& a = spec.args[i];
+      const cl_uint idx = static_cast<cl_uint>(i);
+      if (a.kind == ArgKind::buffer)
+        cl::set_arg(s.kernel, idx, sizeof(cl_mem), &mems[i]);
+      else if (a.kind == ArgKind::scalar)
+        cl::set_arg(s.kernel, idx, a.bytes(), args[i].data());
+      else
+        cl::set_arg(s.kernel, idx, a.bytes(), nullptr);
+    }
+    if (s.malleable) {
+      cl::set_arg(s.kernel, static_cast<cl_uint>(spec.args.size()), mod);
+      cl::set_arg(s.kernel, static_cast<cl_uint>(spec.args.size() + 1), alloc);
+    }
+  }
+
+  // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats.
+  void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
+             Clock::time_point t0, DeviceStats& st, bool static_chunks) {
+    struct InFlight {
+      cl::Event ev;
+      size_t n;
+    };
+    std::deque<InFlight> inflight;
+    double rate = 0;  // units per ms of kernel time
+    std::vector<size_t> offset, global;
+    const bool fixed = static_chunks;
+    size_t inflight_units = 0;
+    // Units to claim next; 0 means "not now": the other device would finish everything left sooner than this
+    // device would finish its queued work plus one more chunk (it would steal the tail and make both wait).
+    auto plan = [&]() -> size_t {
+      if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
+      if (rate <= 0) return first_chunk;
+      const double remaining = double(wl.remaining());
+      double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
+      std::lock_guard<std::mutex> l(rates.m);
+      const bool other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
+      const double other = is_cpu ? rates.gpu : rates.cpu;
+      const bool other_parked = is_cpu ? rates.gpu_parked : rates.cpu_parked;
+      if (other_active && other > 0) {
+        // End game: no more than this device's share of what is left at the two rates.
+        n = std::min(n, std::max(double(min_chunk), std::ceil(rate * remaining / (rate + other))));
+        n = std::min(n, remaining);
+        if (!other_parked && (double(inflight_units) + n) / rate > remaining / other) return 0;
+      }
+      return static_cast<size_t>(std::max(1.0, n));
+    };
+    auto set_parked = [&](bool v) {
+      std::lock_guard<std::mutex> l(rates.m);
+      (is_cpu ? rates.cpu_parked : rates.gpu_parked) = v;
+    };
+    for (;;) {
+      while (inflight.size() < 2) {
+        const size_t want = plan();
+        if (want == 0) break;
+        const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
+        if (b == e) break;
+        chunk_geometry(b, e, offset, global);
+        // The queue is in order: on the GPU in copy mode the first chunk runs after the input copies.
+        cl::Event ev = cl::enqueue_ndrange(s.queue, s.kernel, global, local, offset);
+        cl::check(clFlush(s.queue.get()), "clFlush");
+        inflight.push_back({std::move(ev), e - b});
+        inflight_units += e - b;
+        st.chunks++;
+        st.work_groups += (e - b) * groups_per_unit;
+      }
+      if (inflight.empty()) {
+        if (wl.remaining() == 0) break;
+        // Declined the tail: wait while the other device works; take over if it stops with work left.
+        set_parked(true);
+        bool other_active;
+        {
+          std::lock_guard<std::mutex> l(rates.m);
+          other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
+        }
+        if (!other_active) {
+          set_parked(false);
+          std::lock_guard<std::mutex> l(rates.m);
+          (is_cpu ? rates.gpu : rates.cpu) = 0;  // nothing to yield to any more
+          continue;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        continue;
+      }
+      set_parked(false);
+      const auto t = cl::event_times(inflight.front().ev);
+      const double kms = std::max(t.run_ms(), 1e-3);
+      st.busy_ms += t.run_ms();
+      const double r = double(inflight.front().n) / kms;
+      rate = rate <= 0 ? r : 0.5 * rate + 0.5 * r;
+      {
+        std::lock_guard<std::mutex> l(rates.m);
+        (is_cpu ? rates.cpu : rates.gpu) = rate;
+      }
+      inflight_units -= inflight.front().n;
+      inflight.pop_front();
+    }
+    st.finish_ms = ms_since(t0);
+    std::lock_guard<std::mutex> l(rates.m);
+    (is_cpu ? rates.cpu_active : rates.gpu_active) = false;
+  }
+
+  LaunchResult launch(std::vector<ArgData>& args, const Config& cfg, double static_share = -1) {
+    if (args.size() != spec.args.size())
+      throw std::invalid_argument("launch of '" + spec.name + "': " + std::to_string(args.size()) +
+                                  " arguments given, the spec has " + std::to_string(spec.args.size()));
+    LaunchResult res;
+    res.config = cfg;
+    const bool use_cpu = cfg.cpu > 0, use_gpu = cfg.gpu > 0;
+    if (use_cpu && !sel.cpu) throw std::invalid_argument("configuration " + to_string(cfg) + " needs a CPU device");
+    if (use_gpu && !sel.gpu) throw std::invalid_argument("configuration " + to_string(cfg) + " needs a GPU device");
+    if (!use_cpu && !use_gpu) throw std::invalid_argument("configuration " + to_string(cfg) + " uses no device");
+
+    // Resolve the configuration into devices (built lazily, outside the timed region).
+    Side* cpu = nullptr;
+    Side* gpu = nullptr;
+    if (use_cpu) {
+      const int total = int(sel.cpu->compute_units);
+      res.cpu_cores = std::clamp(int(std::lround(cfg.cpu * total)), 1, total);
+      cpu = &cpu_side(res.cpu_cores);
+      res.cpu.device = cpu->id;
+      res.cpu.units = res.cpu_cores;
+    }
+    if (use_gpu) {
+      res.gpu_alloc = std::clamp(int(std::lround(cfg.gpu * 8)), 1, 8);
+      const bool throttle = res.gpu_alloc < 8;
+      if (throttle && opt.malleable_source.empty()) {
+        res.note = "GPU ran unthrottled (" + std::to_string(res.gpu_alloc) + "/8 asked): " +
+                   (opt.malleable_note.empty() ? std::string("no malleable form") : opt.malleable_note);
+        res.gpu_alloc = 8;
+      }
+      gpu = &gpu_side(res.gpu_alloc < 8);
+      res.gpu_throttled = res.gpu_alloc < 8;
+      res.gpu.device = gpu->id;
+      res.gpu.units = res.gpu_alloc;
+    }
+    if (!local_note.empty()) res.note += (res.note.empty() ? "" : "; ") + local_note;
+
+    MemoryMode mode = opt.memory;
+    if (mode == MemoryMode::automatic)
+      mode = (!gpu || sel.gpu->host_unified_memory) ? MemoryMode::zero_copy : MemoryMode::copy;
+    res.memory = mode;
+
+    const auto t0 = Clock::now();
+    // Host-side buffers: CPU (and zero-copy GPU) use the host memory in place.
+    std::vector<cl::Buffer> cpu_bufs(spec.args.size()), gpu_host_bufs(spec.args.size());
+    std::vector<cl_mem> cpu_mems(spec.args.size(), nullptr), gpu_mems(spec.args.size(), nullptr);
+    std::vector<std::vector<uint64_t>> snapshot(spec.args.size());
+    std::vector<cl::Event> h2d_events;
+    for (size_t i = 0; i < spec.args.size(); ++i) {
+      const ArgSpec& a = spec.args[i];
+      if (a.kind != ArgKind::buffer) continue;
+      const cl_mem_flags acc = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+      if (cpu) {
+        cpu_bufs[i] = cl::create_buffer(cpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), args[i].data());
+        cpu_mems[i] = cpu_bufs[i].get();
+      }
+      if (gpu && mode == MemoryMode::zero_copy) {
+        gpu_host_bufs[i] = cl::create_buffer(gpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), args[i].data());
+        gpu_mems[i] = gpu_host_bufs[i].get();
+      } else if (gpu) {
+        auto& b = gpu->gpu_buffers[i];
+        if (!b) b = cl::create_buffer(gpu->ctx, acc, a.bytes());
+        gpu_mems[i] = b.get();
+        if (a.access != Access::read && cpu)  // merged after the run by comparing with the initial contents
+          snapshot[i].assign(args[i].storage.begin(), args[i].storage.end());
+        cl_event ev = nullptr;
+        cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[i], CL_FALSE, 0, a.bytes(), args[i].data(), 0,
+                                       nullptr, &ev),
+                  "clEnqueueWriteBuffer", "argument '" + a.name + "'");
+        h2d_events.emplace_back(ev);
+      }
+    }
+    if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
+    if (gpu) set_args(*gpu, args, gpu_mems, 8, res.gpu_alloc);
+
+    WorkList wl(units);
+    Rates rates;
+    rates.cpu_active = cpu != nullptr;
+    rates.gpu_active = gpu != nullptr;
+    // First chunks: a device alone takes everything in one chunk; together, each starts with a small probe chunk
+    // (the GPU's large enough to fill it) and adapts from its measured rate.
+    size_t cpu_first = gpu ? std::max<size_t>(1, units / 64) : units;
+    size_t gpu_first = units;
+    if (static_share >= 0) {  // static split: one chunk each, nothing left to adapt
+      cpu_first = static_cast<size_t>(std::lround(static_share * double(units)));
+      gpu_first = units - cpu_first;
+      if (!cpu && cpu_first > 0) throw std::invalid_argument("a static split with a CPU share needs a CPU device");
+      if (!gpu && gpu_first > 0) throw std::invalid_argument("a static split with a GPU share needs a GPU device");
+    } else if (cpu) {
+      const size_t fill_groups = size_t(sel.gpu->compute_units) * 4;
+      gpu_first = std::clamp<size_t>((fill_groups + groups_per_unit - 1) / groups_per_unit, units / 64, units / 4);
+      gpu_first = std::max<size_t>(gpu_first, 1);
+    }
+
+    // Chunk minimums: a work-group runs on one CPU core, so a CPU chunk gives every core of the sub-device at least
+    // one; a GPU chunk gives every compute unit one.
+    auto units_for = [&](size_t groups) { return std::max<size_t>(1, (groups + groups_per_unit - 1) / groups_per_unit); };
+    const size_t cpu_min = cpu ? units_for(size_t(res.cpu_cores)) : 1;
+    const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) : 1;
+    if (static_share < 0 && cpu && gpu) cpu_first = std::max(cpu_first, cpu_min);
+    std::exception_ptr cpu_err, gpu_err;
+    std::thread gpu_thread;
+    if (gpu)
+      gpu_thread = std::thread([&] {
+        try {
+          drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
+        } catch (...) {
+          gpu_err = std::current_exception();
+          std::lock_guard<std::mutex> l(rates.m);
+          rates.gpu_active = false;
+        }
+      });
+    if (cpu) {
+      try {
+        drive(*cpu, true, wl, rates, cpu_first, cpu_min, t0, res.cpu, static_share >= 0);
+      } catch (...) {
+        cpu_err = std::current_exception();
+        std::lock_guard<std::mutex> l(rates.m);
+        rates.cpu_active = false;  // a parked GPU driver must not wait for it
+      }
+    }
+    if (gpu_thread.joinable()) gpu_thread.join();
+    if (cpu_err) std::rethrow_exception(cpu_err);
+    if (gpu_err) std::rethrow_exception(gpu_err);
+    if (wl.remaining() != 0)
+      throw std::runtime_error("launch of '" + spec.name + "': " + std::to_string(wl.remaining()) +
+                               " work units were not run");
+    for (auto& e : h2d_events) res.h2d_ms += cl::event_times(e).run_ms();
+
+    // Outputs back to host memory. CPU first (a no-op for in-place buffers), then the GPU's writes on top.
+    auto sync_in_place = [&](Side& s, std::vector<cl::Buffer>& bufs) {
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        const ArgSpec& a = spec.args[i];
+        if (a.kind != ArgKind::buffer || a.access == Access::read || !bufs[i]) continue;
+        cl_int err = CL_SUCCESS;
+        void* p = clEnqueueMapBuffer(s.queue.get(), bufs[i].get(), CL_TRUE, CL_MAP_READ, 0, a.bytes(), 0, nullptr,
+                                     nullptr, &err);
+        cl::check(err, "clEnqueueMapBuffer", "argument '" + a.name + "'");
+        cl::check(clEnqueueUnmapMemObject(s.queue.get(), bufs[i].get(), p, 0, nullptr, nullptr),
+                  "clEnqueueUnmapMemObject");
+      }
+      cl::finish(s.queue);
+    };
+    if (cpu) sync_in_place(*cpu, cpu_bufs);
+    if (gpu && mode == MemoryMode::zero_copy) sync_in_place(*gpu, gpu_host_bufs);
+    if (gpu && mode == MemoryMode::copy) {
+      std::vector<uint64_t, PageAlignedAllocator<uint64_t>> staging;
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        const ArgSpec& a = spec.args[i];
+        if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
+        void* dst = args[i].data();
+        if (cpu) {
+          staging.resize(args[i].storage.size());
+          dst = staging.data();
+        }
+        cl_event ev = nullptr;
+        cl::check(clEnqueueReadBuffer(gpu->queue.get(), gpu_mems[i], CL_TRUE, 0, a.bytes(), dst, 0, nullptr, &ev),
+                  "clEnqueueReadBuffer", "argument '" + a.name + "'");
+        cl::Event e(ev);
+        res.d2h_ms += cl::event_times(e).run_ms();
+        if (!cpu) continue;
+        const auto tm = Clock::now();
+        merge(a, args[i], reinterpret_cast<const unsigned char*>(staging.data()),
+              reinterpret_cast<const unsigned char*>(snapshot[i].data()));
+        res.merge_ms += ms_since(tm);
+      }
+    }
+    res.total_ms = ms_since(t0);
+    return res;
+  }
+
+  // Elements the GPU changed (its copy differs from the initial contents) replace the host's.
+  static void merge(const ArgSpec& a, ArgData& host, const unsigned char* gpu, const unsigned char* initial) {
+    unsigned char* h = static_cast<unsigned char*>(host.data());
+    const size_t sz = type_size(a.type), n = a.count;
+    auto loop = [&](auto tag) {
+      using T = decltype(tag);
+      for (size_t i = 0; i < n; ++i) {
+        T g, i0;
+        std::memcpy(&g, gpu + i * sizeof(T), sizeof(T));
+        std::memcpy(&i0, initial + i * sizeof(T), sizeof(T));
+        if (g != i0) std::memcpy(h + i * sizeof(T), &g, sizeof(T));
+      }
+    };
+    switch (sz) {
+      case 1: loop(uint8_t{}); break;
+      case 2: loop(uint16_t{}); break;
+      case 4: loop(uint32_t{}); break;
+      default: loop(uint64_t{}); break;
+    }
+  }
+};
+
+Executor::Executor(const Spec& spec, const std::string& source, const cl::Selection& devices, ExecutorOptions options)
+    : impl_(std::make_unique<Impl>(spec, source, devices, std::move(options))) {}
+Executor::~Executor() = default;
+
+LaunchResult Executor::launch(std::vector<ArgData>& args, const Config& config) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->launch(args, config);
+}
+
+LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share) {
+  if (!(cpu_share >= 0 && cpu_share <= 1))
+    throw std::invalid_argument("static CPU share " + std::to_string(cpu_share) + " is not in [0,1]");
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->launch(args, config, cpu_share);
+}
+
+const Spec& Executor::spec() const { return impl_->spec; }
+int Executor::cpu_cores_total() const { return impl_->sel.cpu ? int(impl_->sel.cpu->compute_units) : 0; }
+
+}  // namespace dop

@@ -1,0 +1,165 @@
+// The sweep as users run it: a dataset on PoCL with two devices, resumed after kill -9 at random points with
+// exactly the rows of an uninterrupted sweep, and shards that merge to the whole.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "dop/sweep.hpp"
+#include "support.hpp"
+
+using dop::test::dop_binary;
+using dop::test::run_command;
+
+namespace {
+
+std::string data(const std::string& f) { return std::string(DOP_SOURCE_DIR) + "/tests/data/run/" + f; }
+std::string tmp(const std::string& f) { return std::string(DOP_BINARY_DIR) + "/sweep_test_" + f; }
+const std::string kSpecs = " --spec " + data("saxpy.json") + " --spec " + data("saxpy_b.json") + " --spec " +
+                           data("saxpy_c.json") + " --platform-id test --repeat 1 --warmup 0";
+
+struct Rows {
+  std::vector<std::string> header;
+  std::multiset<std::string> keys;  // workload|cpu|gpu
+  size_t invalid = 0;
+};
+
+Rows read_rows(const std::string& path) {
+  Rows r;
+  std::ifstream f(path);
+  std::string line;
+  size_t iw = 0, ic = 0, ig = 0, iv = 0, it = 0;
+  while (std::getline(f, line)) {
+    auto fields = dop::csv_split(line);
+    if (r.header.empty()) {
+      r.header = fields;
+      auto idx = [&](const char* n) { return size_t(std::find(fields.begin(), fields.end(), n) - fields.begin()); };
+      iw = idx("workload");
+      ic = idx("cpu_util");
+      ig = idx("gpu_util");
+      iv = idx("valid");
+      it = idx("time_ms_median");
+      continue;
+    }
+    REQUIRE(fields.size() == r.header.size());
+    r.keys.insert(fields[iw] + "|" + fields[ic] + "|" + fields[ig]);
+    if (fields[iv] != "1") ++r.invalid;
+    CHECK(std::stod(fields[it]) > 0);
+  }
+  return r;
+}
+
+// Starts `dop sweep`, kills it with SIGKILL after `ms` milliseconds (if still running). Returns true if it finished.
+bool run_and_kill(const std::string& args, int ms) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string cmd = "exec " + dop_binary() + " sweep " + args + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a small sweep produces a valid dataset over the full grid") {
+  const std::string out = tmp("full.csv");
+  std::remove(out.c_str());
+  const auto r = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("132 rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  CHECK(rows.header == dop::dataset_columns({}));
+  CHECK(rows.keys.size() == 132);
+  CHECK(std::set<std::string>(rows.keys.begin(), rows.keys.end()).size() == 132);
+  CHECK(rows.invalid == 0);
+  // Running again adds nothing.
+  const auto again = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out);
+  CHECK_THAT(again.out, Catch::Contains("0 rows written, 132 already present"));
+}
+
+TEST_CASE("a sweep killed at random points and resumed has exactly the rows of an uninterrupted one") {
+  const std::string out = tmp("killed.csv");
+  std::remove(out.c_str());
+  std::mt19937 rng(12345);
+  int kills = 0;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    if (run_and_kill(kSpecs + " --out " + out, 150 + int(rng() % 700))) break;
+    ++kills;
+  }
+  CHECK(kills > 0);  // the test exercised at least one kill
+  const auto finish = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out);
+  REQUIRE(finish.rc == 0);
+  const Rows rows = read_rows(out);
+  CHECK(rows.keys.size() == 132);  // a multiset: duplicates would count twice
+  CHECK(std::set<std::string>(rows.keys.begin(), rows.keys.end()).size() == 132);
+  CHECK(rows.invalid == 0);
+}
+
+TEST_CASE("shards merge to the whole and a torn or foreign file is handled") {
+  std::vector<std::string> parts;
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = tmp("shard" + std::to_string(i) + ".csv");
+    std::remove(p.c_str());
+    const auto r = run_command(dop_binary() + " sweep" + kSpecs + " --shard " + std::to_string(i) + "/3 --out " + p);
+    REQUIRE(r.rc == 0);
+    CHECK(read_rows(p).keys.size() == 44);  // one workload each
+    parts.push_back(p);
+  }
+  // A torn last line, as a killed writer leaves it, is dropped by the merge.
+  { std::ofstream(parts[2], std::ios::app) << "test,saxpy_c,spec,sax"; }
+  const std::string merged = tmp("merged.csv");
+  auto r = run_command(dop_binary() + " sweep merge " + merged + " " + parts[0] + " " + parts[1] + " " + parts[2] +
+                       " " + parts[0]);  // a shard given twice adds nothing
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("merged 132 rows from 4 datasets"));
+  const Rows rows = read_rows(merged);
+  CHECK(rows.keys.size() == 132);
+  CHECK(std::set<std::string>(rows.keys.begin(), rows.keys.end()).size() == 132);
+
+  const std::string foreign = tmp("foreign.csv");
+  { std::ofstream(foreign) << "platform_id,workload,cpu_util,gpu_util,other\n"; }
+  r = run_command(dop_binary() + " sweep merge " + tmp("m2.csv") + " " + merged + " " + foreign);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("foreign.csv: its columns differ"));
+  r = run_command(dop_binary() + " sweep" + kSpecs + " --out " + foreign);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("has other columns than this sweep writes"));
+  r = run_command(dop_binary() + " sweep" + kSpecs + " --shard 3/3 --out " + tmp("x.csv"));
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("shard 3/3"));
+}
+
+TEST_CASE("dop sweep --set real validates every real-world kernel at every configuration") {
+  const std::string out = tmp("real.csv");
+  std::remove(out.c_str());
+  const auto r = run_command(dop_binary() + " sweep --set real --size small --repeat 1 --warmup 0 --platform-id test --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("1320 rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  CHECK(rows.keys.size() == 1320);
+  CHECK(rows.invalid == 0);
+  const auto bad = run_command(dop_binary() + " sweep --set real --size huge --out " + tmp("none.csv"));
+  CHECK(bad.rc == 1);
+  CHECK_THAT(bad.out, Catch::Contains("no real-world kernel specs of size 'huge'"));
+}

@@ -1,0 +1,114 @@
+// dop bench split: dynamic distribution at a configuration (default all cores, whole GPU) against the best of 19
+// static splits (5:95 ... 95:5), per workload, medians of interleaved repeated runs (Dopia Fig. 9).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "dop/runtime.hpp"
+
+namespace dop::cli {
+
+namespace {
+
+struct SplitFlags {
+  std::vector<std::string> specs;
+  std::string config = "1,1";
+  std::string memory = "auto";
+  std::string out;
+  int repeat = 5;
+  DeviceFlags devices;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void write_report(const nlohmann::json& report, const std::string& path) {
+  std::ofstream o(path);
+  if (!o) throw std::runtime_error("cannot write " + path);
+  o << report.dump(1) << "\n";
+}
+
+void run_split(const SplitFlags& f) {
+  const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
+  if (!sel.cpu || !sel.gpu) throw std::invalid_argument("dop bench split needs both a CPU and a GPU device");
+  const Config cfg = parse_config(f.config);
+  ExecutorOptions opt;
+  opt.memory = parse_memory_mode(f.memory);
+  nlohmann::json report{{"config", to_string(cfg)}, {"repeat", f.repeat}, {"cpu", sel.cpu->id},
+                        {"gpu", sel.gpu->id}, {"gpu_name", sel.gpu->name}, {"workloads", nlohmann::json::array()}};
+  std::vector<double> ratios;
+  std::printf("%-34s %10s %10s %6s %10s %10s %8s %8s\n", "workload", "dynamic", "best-stat", "split", "cpu-only",
+              "gpu-only", "dyn/best", "dyn-cpu%");
+  for (const auto& path : f.specs) {
+    const Spec spec = load_spec(path);
+    Executor ex(spec, read_kernel_source(spec), sel, opt);
+    std::vector<double> shares;
+    for (int k = 0; k <= 20; ++k) shares.push_back(k / 20.0);  // 0 = GPU only, 1 = CPU only, 19 splits between
+    std::vector<std::vector<double>> stat(shares.size());
+    std::vector<double> dyn, dyn_cpu_share;
+    const auto initial = make_args(spec);  // generated once; writable buffers are restored before every run
+    auto reference = initial;
+    ex.launch(reference, cfg);  // warm-up and the output every other variant must reproduce
+    auto args = initial;
+    for (int r = 0; r < f.repeat; ++r) {  // interleaved, so that drift hits every variant alike
+      reset_writable(args, initial);
+      const auto d = ex.launch(args, cfg);
+      dyn.push_back(d.total_ms);
+      dyn_cpu_share.push_back(double(d.cpu.work_groups) / double(d.cpu.work_groups + d.gpu.work_groups));
+      if (!compare_outputs(spec, args, reference).ok) throw std::runtime_error(path + ": dynamic run gave wrong output");
+      for (size_t k = 0; k < shares.size(); ++k) {
+        reset_writable(args, initial);
+        stat[k].push_back(ex.launch_static(args, Config{1, 1}, shares[k]).total_ms);
+        if (r == 0 && !compare_outputs(spec, args, reference).ok)
+          throw std::runtime_error(path + ": static split " + std::to_string(shares[k]) + " gave wrong output");
+      }
+    }
+    size_t best = 1;
+    for (size_t k = 1; k + 1 < shares.size(); ++k)
+      if (median(stat[k]) < median(stat[best])) best = k;
+    const double dm = median(dyn), bm = median(stat[best]);
+    ratios.push_back(dm / bm);
+    std::printf("%-34s %10.3f %10.3f %3.0f:%-2.0f %10.3f %10.3f %8.3f %7.1f%%\n", spec.name.c_str(), dm, bm,
+                shares[best] * 100, 100 - shares[best] * 100, median(stat.back()), median(stat.front()), dm / bm,
+                100 * median(dyn_cpu_share));
+    std::fflush(stdout);
+    nlohmann::json w{{"workload", spec.name}, {"spec", path}, {"dynamic_ms", dyn}, {"dynamic_median_ms", dm},
+                     {"dynamic_cpu_share_median", median(dyn_cpu_share)}, {"best_static_cpu_share", shares[best]},
+                     {"best_static_median_ms", bm}, {"ratio", dm / bm}, {"static", nlohmann::json::array()}};
+    for (size_t k = 0; k < shares.size(); ++k)
+      w["static"].push_back({{"cpu_share", shares[k]}, {"ms", stat[k]}, {"median_ms", median(stat[k])}});
+    report["workloads"].push_back(w);
+    if (!f.out.empty()) write_report(report, f.out);  // after every workload: a cut-off run keeps what it measured
+  }
+  const double med = median(ratios);
+  std::printf("median dynamic / best static over %zu workloads: %.3f\n", ratios.size(), med);
+  report["median_ratio"] = med;
+  if (!f.out.empty()) write_report(report, f.out);
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "Benchmarks that print tables");
+  bench->require_subcommand(1);
+  auto* cmd = bench->add_subcommand(
+      "split", "Dynamic distribution vs the best of 19 static CPU:GPU splits (5:95 ... 95:5), per workload");
+  auto f = std::make_shared<SplitFlags>();
+  cmd->add_option("specs", f->specs, "Workload specs")->required();
+  cmd->add_option("--config", f->config, "Configuration of the dynamic runs (default 1,1)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy");
+  cmd->add_option("--repeat", f->repeat, "Interleaved repetitions per variant (default 5)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--out", f->out, "Also write every measurement as JSON to this file");
+  add_device_flags(cmd, f->devices);
+  cmd->callback([f] { run_split(*f); });
+}
+
+}  // namespace dop::cli

@@ -1,0 +1,200 @@
+// dop sweep: every workload of a set at every configuration of the grid, into a resumable CSV dataset.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "dop/sweep.hpp"
+#include "workloads.hpp"
+
+namespace dop::cli {
+
+namespace {
+
+struct SweepFlags {
+  std::string set;
+  std::vector<std::string> specs;
+  std::string size = "large";
+  double scale = 1.0;
+  std::string out;
+  std::string shard;
+  std::string platform;
+  std::string platform_id;
+  std::string features;
+  std::string memory = "auto";
+  int repeat = 5;
+  int warmup = 1;
+  bool no_validate = false;
+  size_t sample = 0;
+  DeviceFlags devices;
+  std::vector<std::string> merge_inputs;
+  std::string merge_out;
+};
+
+// Progress on stderr: a bar with rate and ETA on a terminal, plain lines (every 5 % or 30 s) otherwise.
+class Progress {
+ public:
+  Progress() : tty_(::isatty(STDERR_FILENO) == 1), t0_(std::chrono::steady_clock::now()) {}
+  void operator()(size_t done, size_t total, const std::string& w) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    if (first_) {  // rows already present (resume) do not count towards the rate
+      first_ = false;
+      first_done_ = done;
+    }
+    const double rate = el > 0 ? double(done - first_done_) / el : 0;
+    const double eta = rate > 0 ? double(total - done) / rate : 0;
+    const double pct = total ? 100.0 * double(done) / double(total) : 100.0;
+    char eta_s[32];
+    std::snprintf(eta_s, sizeof eta_s, "%dm%02ds", int(eta) / 60, int(eta) % 60);
+    if (tty_) {
+      const int width = 30, fill = int(pct / 100 * width);
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu %5.1f%% %6.2f runs/s ETA %s  %-40.40s", std::string(size_t(fill), '#').c_str(),
+                   std::string(size_t(width - fill), '.').c_str(), done, total, pct, rate, eta_s, w.c_str());
+      if (done == total) std::fprintf(stderr, "\n");
+    } else if (done == total || pct >= last_pct_ + 5 || el >= last_t_ + 30) {
+      last_pct_ = pct;
+      last_t_ = el;
+      std::fprintf(stderr, "sweep: %zu/%zu configuration runs (%.1f%%), %.2f runs/s, ETA %s, at %s\n", done, total,
+                   pct, rate, eta_s, w.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point t0_;
+  size_t first_done_ = 0;
+  bool first_ = true;
+  double last_pct_ = -100, last_t_ = 0;
+};
+
+// Reads `dop features --csv` output: columns file, kernel, then features. Key: "<file name>:<kernel>".
+void load_features(const std::string& path, SweepOptions& o) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error(path + ": cannot be read");
+  std::string line;
+  std::vector<std::string> header;
+  size_t ifile = 0, ikernel = 0, lineno = 0;
+  std::vector<size_t> feat_cols;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (line.empty()) continue;
+    auto fields = csv_split(line);
+    if (header.empty()) {
+      header = fields;
+      auto it = std::find(header.begin(), header.end(), "file");
+      auto ik = std::find(header.begin(), header.end(), "kernel");
+      if (it == header.end() || ik == header.end())
+        throw std::runtime_error(path + ": line 1: needs columns 'file' and 'kernel'");
+      ifile = size_t(it - header.begin());
+      ikernel = size_t(ik - header.begin());
+      for (size_t i = 0; i < header.size(); ++i)
+        if (i != ifile && i != ikernel && header[i] != "diagnostics") {
+          feat_cols.push_back(i);
+          o.feature_names.push_back(header[i]);
+        }
+      continue;
+    }
+    if (fields.size() != header.size())
+      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": " + std::to_string(fields.size()) +
+                               " fields, the header has " + std::to_string(header.size()));
+    std::vector<std::string> v;
+    for (size_t i : feat_cols) v.push_back(fields[i]);
+    const std::string file = std::filesystem::path(fields[ifile]).filename().string();
+    o.features[file + ":" + fields[ikernel]] = v;
+  }
+}
+
+void run_sweep_cmd(const SweepFlags& f) {
+  if (f.out.empty()) throw std::invalid_argument("dop sweep needs --out DATA.csv");
+  std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
+  if (ws.empty()) throw std::invalid_argument("no workloads: give --set or spec files");
+  if (!f.shard.empty()) {
+    const auto slash = f.shard.find('/');
+    size_t i = 0, n = 0;
+    try {
+      if (slash == std::string::npos) throw std::invalid_argument("");
+      i = std::stoul(f.shard.substr(0, slash));
+      n = std::stoul(f.shard.substr(slash + 1));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--shard '" + f.shard + "' must be I/N, e.g. 0/4");
+    }
+    ws = shard(std::move(ws), i, n);
+  }
+  if (f.sample > 0 && f.sample < ws.size()) {  // evenly spread, deterministic
+    std::sort(ws.begin(), ws.end(), [](const Workload& a, const Workload& b) { return a.spec.name < b.spec.name; });
+    std::vector<Workload> s;
+    for (size_t k = 0; k < f.sample; ++k) s.push_back(ws[k * ws.size() / f.sample]);
+    ws = std::move(s);
+  }
+  SweepOptions o;
+  o.out = f.out;
+  o.repeat = f.repeat;
+  o.warmup = f.warmup;
+  o.validate = !f.no_validate;
+  o.executor.memory = parse_memory_mode(f.memory);
+  const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
+  o.platform_id = f.platform_id;
+  if (!f.platform.empty()) {
+    std::ifstream p(f.platform);
+    if (!p) throw std::runtime_error(f.platform + ": cannot be read");
+    const auto j = nlohmann::json::parse(p, nullptr, false);
+    if (j.is_discarded() || !j.contains("platform_id"))
+      throw std::runtime_error(f.platform + ": not a platform record (no platform_id)");
+    if (o.platform_id.empty()) o.platform_id = j["platform_id"].get<std::string>();
+    if (j.contains("grid")) {
+      o.grid.cpu_levels = j["grid"]["cpu_levels"].get<std::vector<double>>();
+      o.grid.gpu_levels = j["grid"]["gpu_levels"].get<std::vector<double>>();
+    }
+  }
+  if (o.platform_id.empty())
+    o.platform_id = (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
+  if (!f.features.empty()) load_features(f.features, o);
+  Progress progress;
+  std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),
+               o.grid.configs().size(), o.out.c_str(), o.platform_id.c_str());
+  const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) { progress(d, t, w); });
+  std::printf("sweep: %zu rows written, %zu already present, %zu invalid\n", sum.rows_written, sum.rows_skipped,
+              sum.invalid);
+}
+
+}  // namespace
+
+void add_sweep(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep", "Run workloads at every configuration of the grid into a CSV dataset");
+  auto f = std::make_shared<SweepFlags>();
+  cmd->add_option("--set", f->set, "Workload set: paper | real | extended | all");
+  cmd->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
+  cmd->add_option("--size", f->size, "Size of the real-world kernels: small | paper | large (default large)");
+  cmd->add_option("--scale", f->scale, "Size scale of the synthetic workloads (default 1)");
+  cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");
+  cmd->add_option("--shard", f->shard, "Run shard I of N (I/N)");
+  cmd->add_option("--sample", f->sample, "Only N workloads, spread evenly over the set");
+  cmd->add_option("--platform", f->platform, "Platform record from dop characterize (id and grid)");
+  cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
+  cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy");
+  cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--warmup", f->warmup, "Untimed runs per configuration (default 1)")->check(CLI::Range(0, 1000));
+  cmd->add_flag("--no-validate", f->no_validate, "Do not check outputs against the references");
+  add_device_flags(cmd, f->devices);
+  auto* merge = cmd->add_subcommand("merge", "Merge sweep datasets (shards) into one, each row once");
+  merge->add_option("out", f->merge_out, "Merged dataset to write")->required();
+  merge->add_option("inputs", f->merge_inputs, "Datasets to merge")->required();
+  merge->callback([f] {
+    const size_t n = merge_datasets(f->merge_inputs, f->merge_out);
+    std::printf("merged %zu rows from %zu datasets into %s\n", n, f->merge_inputs.size(), f->merge_out.c_str());
+  });
+  cmd->callback([f, merge] {
+    if (merge->parsed()) return;
+    run_sweep_cmd(*f);
+  });
+}
+
+}  // namespace dop::cli

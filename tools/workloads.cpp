@@ -1,0 +1,47 @@
+#include "workloads.hpp"
+
+#include "dop/kernels.hpp"
+#include "dop/synthetic.hpp"
+
+namespace dop::cli {
+
+namespace {
+void add_real(std::vector<Workload>& ws, const std::string& size) {
+  const auto files = kernels::spec_files(kernels::default_dir(), size);
+  if (files.empty())
+    throw std::invalid_argument("no real-world kernel specs of size '" + size + "' under " + kernels::default_dir() +
+                                " (sizes: small, paper, large; DOP_KERNELS_DIR moves the folder)");
+  for (const auto& f : files) {
+    Spec s = load_spec(f);
+    std::string src = read_kernel_source(s);
+    ws.push_back({std::move(s), std::move(src), "real"});
+  }
+}
+
+void add_synthetic(std::vector<Workload>& ws, const std::vector<synthetic::Params>& set, double scale) {
+  for (const auto& p : set) {
+    synthetic::Workload w = synthetic::generate(p, scale);
+    ws.push_back({std::move(w.spec), std::move(w.source), p.extended() ? "extended" : "paper"});
+  }
+}
+}  // namespace
+
+std::vector<Workload> collect_workloads(const std::string& set, const std::vector<std::string>& specs,
+                                        const std::string& size, double scale) {
+  std::vector<Workload> ws;
+  if (set == "paper" || set == "all") add_synthetic(ws, synthetic::paper_set(), scale);
+  if (set == "extended") add_synthetic(ws, synthetic::extended_set(), scale);
+  if (set == "real" || set == "all") {
+    add_real(ws, size);
+  } else if (!set.empty() && set != "paper" && set != "extended") {
+    throw std::invalid_argument("unknown workload set '" + set + "' (paper, extended, real, all)");
+  }
+  for (const auto& p : specs) {
+    Spec s = load_spec(p);
+    std::string src = read_kernel_source(s);
+    ws.push_back({std::move(s), std::move(src), "spec"});
+  }
+  return ws;
+}
+
+}  // namespace dop::cli
