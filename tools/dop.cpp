@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   dop::cli::add_bench(app);
   dop::cli::add_characterize(app);
   dop::cli::add_sweep(app);
+  dop::cli::add_models(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
