@@ -347,7 +347,7 @@ void add_models(CLI::App& app) {
     cmd->add_option("--platform-id", f->platform_id, "Use the rows of this platform (datasets with several)");
     cmd->add_flag("--no-derived", f->no_derived, "Without the derived launch features (waves, groups per unit)");
     cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
-    cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: all)");
+    cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
     cmd->callback([f] { run_train(*f); });

@@ -546,16 +546,16 @@ struct Node {
 }  // namespace
 
 std::string Model::to_json(int indent) const {
-  json j;
+  nlohmann::ordered_json j;
   j["format"] = kModelFormat;
   j["type"] = type;
   j["objective"] = objective;
   j["output"] = output;
   j["platform"] = {{"id", platform.id}, {"cpu_units", platform.cpu_units}, {"gpu_units", platform.gpu_units}};
   j["grid"] = {{"cpu_levels", cpu_levels}, {"gpu_levels", gpu_levels}};
-  json fs = json::array();
+  nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& f : features) {
-    json e = {{"name", f.name}, {"source", source_name(f.source)}};
+    nlohmann::ordered_json e = {{"name", f.name}, {"source", source_name(f.source)}};
     if (f.source == Source::code) {
       e["key"] = f.key;
       if (!f.expr_key.empty()) e["expr_key"] = f.expr_key;
@@ -566,9 +566,9 @@ std::string Model::to_json(int indent) const {
   }
   j["features"] = fs;
   if (!trees.empty()) {
-    json ts = json::array();
+    nlohmann::ordered_json ts = nlohmann::ordered_json::array();
     for (const auto& t : trees) {
-      json th = json::array(), val = json::array();
+      nlohmann::ordered_json th = nlohmann::ordered_json::array(), val = nlohmann::ordered_json::array();
       for (size_t i = 0; i < t.size(); ++i) {
         th.push_back(t.left[i] < 0 ? 0.0 : compact(t.threshold[i]));
         val.push_back(t.left[i] < 0 ? compact(t.value[i]) : 0.0);
@@ -582,9 +582,9 @@ std::string Model::to_json(int indent) const {
     }
     j["trees"] = {{"base_score", compact(base_score)}, {"count", trees.size()}, {"list", ts}};
   } else {
-    json ts = json::array();
+    nlohmann::ordered_json ts = nlohmann::ordered_json::array();
     for (const auto& t : terms) {
-      json fs2 = json::array();
+      nlohmann::ordered_json fs2 = nlohmann::ordered_json::array();
       for (const auto& f : t.factors)
         fs2.push_back({{"feature", f.feature}, {"transform", f.log1p ? "log1p" : "identity"}, {"mean", f.mean},
                        {"scale", f.scale}});
@@ -592,8 +592,8 @@ std::string Model::to_json(int indent) const {
     }
     j["linear"] = {{"intercept", intercept}, {"terms", ts}};
   }
-  j["training"] = json::parse(training, nullptr, false);
-  if (j["training"].is_discarded()) j["training"] = json::object();
+  auto t = nlohmann::ordered_json::parse(training, nullptr, false);
+  j["training"] = t.is_discarded() ? nlohmann::ordered_json::object() : t;
   // Trees are long arrays of numbers: one line per array of scalars keeps the file readable and small.
   std::string out = j.dump(indent);
   if (indent > 0) {

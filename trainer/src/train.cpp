@@ -123,7 +123,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   for (size_t w : ws)
     for (size_t c = 0; c < C; ++c) mean[c] += data.workloads[w].perf(c) / double(ws.size());
   const size_t bc = size_t(std::max_element(mean.begin(), mean.end()) - mean.begin());
-  nlohmann::json t;
+  nlohmann::ordered_json t;
   t["dataset"] = data.path;
   t["platform_id"] = data.platform_id;
   t["workloads"] = ws.size();
