@@ -210,14 +210,21 @@ def dims_name(n, m):
 # Sizes. small: for the tests on a 2-core machine (not multiples of the work-group sizes, non-square where the kernel
 # allows it, so that bounds guards and index order are exercised). paper: Dopia Table 4. large: scaled for current
 # machines (docs/kernels.md).
-MV_SIZES = {"small": {"n": 500}, "paper": {"n": 16384}, "large": {"n": 23040}}
-CONV_SIZES = {"small": {"n": 250, "m": 190}, "paper": {"n": 8192, "m": 8192}, "large": {"n": 11584, "m": 11584}}
-FDTD_SIZES = {"small": {"n": 250, "m": 190}, "paper": {"n": 16384, "m": 16384}, "large": {"n": 23040, "m": 23040}}
-GEMM_SIZES = {"small": {"n": 100, "m": 90, "k": 110}, "paper": {"n": 1024, "m": 1024, "k": 1024},
-              "large": {"n": 1536, "m": 1536, "k": 1536}}
-SYR2K_SIZES = {"small": {"n": 100, "m": 90}, "paper": {"n": 1024, "m": 1024}, "large": {"n": 1536, "m": 1536}}
-SPMV_SIZES = {"small": {"n": 1000, "k": 32}, "paper": {"n": 16384, "k": 16384}, "large": {"n": 4194304, "k": 64}}
-PR_SIZES = {"small": {"n": 1000, "k": 16}, "paper": {"n": 16384, "k": 16384}, "large": {"n": 4194304, "k": 64}}
+# sweep: sized for characterisation sweeps (every workload x 44 configurations x repeats within the H100 time
+# budget): about 64 MiB in the largest buffer, a few ms per run on a 16-core CPU.
+MV_SIZES = {"small": {"n": 500}, "sweep": {"n": 4096}, "paper": {"n": 16384}, "large": {"n": 23040}}
+CONV_SIZES = {"small": {"n": 250, "m": 190}, "sweep": {"n": 4096, "m": 4096}, "paper": {"n": 8192, "m": 8192},
+              "large": {"n": 11584, "m": 11584}}
+FDTD_SIZES = {"small": {"n": 250, "m": 190}, "sweep": {"n": 4096, "m": 4096}, "paper": {"n": 16384, "m": 16384},
+              "large": {"n": 23040, "m": 23040}}
+GEMM_SIZES = {"small": {"n": 100, "m": 90, "k": 110}, "sweep": {"n": 512, "m": 512, "k": 512},
+              "paper": {"n": 1024, "m": 1024, "k": 1024}, "large": {"n": 1536, "m": 1536, "k": 1536}}
+SYR2K_SIZES = {"small": {"n": 100, "m": 90}, "sweep": {"n": 512, "m": 512}, "paper": {"n": 1024, "m": 1024},
+               "large": {"n": 1536, "m": 1536}}
+SPMV_SIZES = {"small": {"n": 1000, "k": 32}, "sweep": {"n": 262144, "k": 32}, "paper": {"n": 16384, "k": 16384},
+              "large": {"n": 4194304, "k": 64}}
+PR_SIZES = {"small": {"n": 1000, "k": 16}, "sweep": {"n": 262144, "k": 32}, "paper": {"n": 16384, "k": 16384},
+            "large": {"n": 4194304, "k": 64}}
 
 KERNELS = [
     # (folder, file, kernel, benchmark, dims, sizes, make)

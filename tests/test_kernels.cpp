@@ -72,7 +72,7 @@ TEST_CASE("every kernel has a spec per size and work-group organisation, and eve
   kernels::register_references();
   const auto& files = all_files();
   REQUIRE(kernels::names().size() == 15);
-  CHECK(files.size() == 15 * 3 * 2);
+  CHECK(files.size() == 15 * 4 * 2);  // 15 kernels x 4 sizes x 2 work-group organisations
   std::map<std::string, std::set<std::string>> seen;  // kernel -> {"size wg"}
   std::set<std::string> names;
   for (const auto& f : files) {
@@ -103,7 +103,7 @@ TEST_CASE("every kernel has a spec per size and work-group organisation, and eve
     CAPTURE(k);
     const bool two_d = k == "conv2d" || k == "gemm" || k == "syr2k" || k.rfind("fdtd", 0) == 0;
     std::set<std::string> want;
-    for (const char* size : {"small", "paper", "large"})
+    for (const char* size : {"small", "sweep", "paper", "large"})
       for (const char* wg : two_d ? std::vector<const char*>{"8x8", "16x16"} : std::vector<const char*>{"64", "256"})
         want.insert(std::string(size) + " " + wg);
     CHECK(seen[k] == want);
@@ -114,6 +114,7 @@ TEST_CASE("spec_files selects a size class and tolerates a missing folder") {
   CHECK(kernels::spec_files(kernels_dir(), "small").size() == 30);
   CHECK(kernels::spec_files(kernels_dir(), "paper").size() == 30);
   CHECK(kernels::spec_files(kernels_dir(), "large").size() == 30);
+  CHECK(kernels::spec_files(kernels_dir(), "sweep").size() == 30);
   CHECK(kernels::spec_files(kernels_dir(), "huge").empty());
   CHECK(kernels::spec_files(kernels_dir() + "/no-such-folder").empty());
   CHECK(std::filesystem::equivalent(kernels::default_dir(), kernels_dir()));

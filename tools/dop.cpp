@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "dop/kernels.hpp"
+#include "dop/synthetic.hpp"
 #include "dop_version.hpp"
 
 namespace dop::cli {
@@ -21,13 +22,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("dop ") + DOP_VERSION_STRING +
                                         (DOP_ANALYSIS ? " (analysis tier on)" : " (analysis tier off)"));
   app.require_subcommand(1);
-  dop::kernels::register_references();  // "kernels:<name>" for the specs under kernels/ (run --validate)
+  dop::kernels::register_references();    // "kernels:<name>": the specs under kernels/
+  dop::synthetic::register_references();  // "synthetic:<name>": the generated workloads
   dop::cli::add_devices(app);
   dop::cli::add_demo(app);
   dop::cli::add_run(app);
   dop::cli::add_bench(app);
   dop::cli::add_characterize(app);
   dop::cli::add_sweep(app);
+  dop::cli::add_synth(app);
   dop::cli::add_models(app);
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 #include "workloads.hpp"
 
 #include "dop/kernels.hpp"
+#include "dop/synthetic.hpp"
 
 namespace dop::cli {
 
@@ -16,13 +17,34 @@ void add_real(std::vector<Workload>& ws, const std::string& size) {
     ws.push_back({std::move(s), std::move(src), "real"});
   }
 }
+
+void add_synthetic(std::vector<Workload>& ws, const std::vector<synthetic::Params>& set, const std::string& label,
+                   double scale) {
+  for (const auto& p : set) {
+    auto g = synthetic::generate(p, scale);
+    ws.push_back({std::move(g.spec), std::move(g.source), label});
+  }
+}
 }  // namespace
 
 std::vector<Workload> collect_workloads(const std::string& set, const std::vector<std::string>& specs,
                                         const std::string& size, double scale) {
-  (void)scale;
   std::vector<Workload> ws;
-  if (set == "real" || set == "all") {
+  if (set == "paper") {
+    add_synthetic(ws, synthetic::paper_set(), "paper", scale);
+  } else if (set == "extended") {  // the extension workloads only (the paper set is its own set)
+    std::vector<synthetic::Params> ext;
+    for (const auto& p : synthetic::extended_set())
+      if (p.extended()) ext.push_back(p);
+    add_synthetic(ws, ext, "extended", scale);
+  } else if (set == "real") {
+    add_real(ws, size);
+  } else if (set == "all") {
+    add_synthetic(ws, synthetic::paper_set(), "paper", scale);
+    std::vector<synthetic::Params> ext;
+    for (const auto& p : synthetic::extended_set())
+      if (p.extended()) ext.push_back(p);
+    add_synthetic(ws, ext, "extended", scale);
     add_real(ws, size);
   } else if (!set.empty()) {
     throw std::invalid_argument("unknown workload set '" + set + "' (paper, extended, real, all)");

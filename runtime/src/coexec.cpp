@@ -166,6 +166,7 @@ struct Rates {
   std::mutex m;
   double cpu = 0, gpu = 0;
   bool cpu_active = false, gpu_active = false;
+  bool cpu_parked = false, gpu_parked = false;  // declined the tail, waiting for the other device
 };
 
 }  // namespace
@@ -268,8 +269,8 @@ struct Executor::Impl {
   }
 
   // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats.
-  void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, Clock::time_point t0,
-             DeviceStats& st, bool static_chunks) {
+  void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
+             Clock::time_point t0, DeviceStats& st, bool static_chunks) {
     struct InFlight {
       cl::Event ev;
       size_t n;
@@ -278,34 +279,64 @@ struct Executor::Impl {
     double rate = 0;  // units per ms of kernel time
     std::vector<size_t> offset, global;
     const bool fixed = static_chunks;
-    auto next_size = [&]() -> size_t {
+    size_t inflight_units = 0;
+    // Units to claim next; 0 means "not now": the other device would finish everything left sooner than this
+    // device would finish its queued work plus one more chunk (it would steal the tail and make both wait).
+    auto plan = [&]() -> size_t {
       if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
       if (rate <= 0) return first_chunk;
-      double n = rate * opt.target_chunk_ms;
+      const double remaining = double(wl.remaining());
+      double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
       std::lock_guard<std::mutex> l(rates.m);
-      const double other = is_cpu ? (rates.gpu_active ? rates.gpu : 0) : (rates.cpu_active ? rates.cpu : 0);
       const bool other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
-      if (other_active) {
-        // End game: take no more than this device can finish by the time both together finish the rest.
-        const double both = rate + (other > 0 ? other : rate);
-        const double share = std::ceil(rate * double(wl.remaining()) / both);
-        n = std::min(n, share);
+      const double other = is_cpu ? rates.gpu : rates.cpu;
+      const bool other_parked = is_cpu ? rates.gpu_parked : rates.cpu_parked;
+      if (other_active && other > 0) {
+        // End game: no more than this device's share of what is left at the two rates.
+        n = std::min(n, std::max(double(min_chunk), std::ceil(rate * remaining / (rate + other))));
+        n = std::min(n, remaining);
+        if (!other_parked && (double(inflight_units) + n) / rate > remaining / other) return 0;
       }
       return static_cast<size_t>(std::max(1.0, n));
     };
+    auto set_parked = [&](bool v) {
+      std::lock_guard<std::mutex> l(rates.m);
+      (is_cpu ? rates.cpu_parked : rates.gpu_parked) = v;
+    };
     for (;;) {
       while (inflight.size() < 2) {
-        const auto [b, e] = is_cpu ? wl.take_front(next_size()) : wl.take_back(next_size());
+        const size_t want = plan();
+        if (want == 0) break;
+        const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
         if (b == e) break;
         chunk_geometry(b, e, offset, global);
         // The queue is in order: on the GPU in copy mode the first chunk runs after the input copies.
         cl::Event ev = cl::enqueue_ndrange(s.queue, s.kernel, global, local, offset);
         cl::check(clFlush(s.queue.get()), "clFlush");
         inflight.push_back({std::move(ev), e - b});
+        inflight_units += e - b;
         st.chunks++;
         st.work_groups += (e - b) * groups_per_unit;
       }
-      if (inflight.empty()) break;
+      if (inflight.empty()) {
+        if (wl.remaining() == 0) break;
+        // Declined the tail: wait while the other device works; take over if it stops with work left.
+        set_parked(true);
+        bool other_active;
+        {
+          std::lock_guard<std::mutex> l(rates.m);
+          other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
+        }
+        if (!other_active) {
+          set_parked(false);
+          std::lock_guard<std::mutex> l(rates.m);
+          (is_cpu ? rates.gpu : rates.cpu) = 0;  // nothing to yield to any more
+          continue;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        continue;
+      }
+      set_parked(false);
       const auto t = cl::event_times(inflight.front().ev);
       const double kms = std::max(t.run_ms(), 1e-3);
       st.busy_ms += t.run_ms();
@@ -315,6 +346,7 @@ struct Executor::Impl {
         std::lock_guard<std::mutex> l(rates.m);
         (is_cpu ? rates.cpu : rates.gpu) = rate;
       }
+      inflight_units -= inflight.front().n;
       inflight.pop_front();
     }
     st.finish_ms = ms_since(t0);
@@ -415,12 +447,18 @@ struct Executor::Impl {
       gpu_first = std::max<size_t>(gpu_first, 1);
     }
 
+    // Chunk minimums: a work-group runs on one CPU core, so a CPU chunk gives every core of the sub-device at least
+    // one; a GPU chunk gives every compute unit one.
+    auto units_for = [&](size_t groups) { return std::max<size_t>(1, (groups + groups_per_unit - 1) / groups_per_unit); };
+    const size_t cpu_min = cpu ? units_for(size_t(res.cpu_cores)) : 1;
+    const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) : 1;
+    if (static_share < 0 && cpu && gpu) cpu_first = std::max(cpu_first, cpu_min);
     std::exception_ptr cpu_err, gpu_err;
     std::thread gpu_thread;
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          drive(*gpu, false, wl, rates, gpu_first, t0, res.gpu, static_share >= 0);
+          drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
           std::lock_guard<std::mutex> l(rates.m);
@@ -429,9 +467,11 @@ struct Executor::Impl {
       });
     if (cpu) {
       try {
-        drive(*cpu, true, wl, rates, cpu_first, t0, res.cpu, static_share >= 0);
+        drive(*cpu, true, wl, rates, cpu_first, cpu_min, t0, res.cpu, static_share >= 0);
       } catch (...) {
         cpu_err = std::current_exception();
+        std::lock_guard<std::mutex> l(rates.m);
+        rates.cpu_active = false;  // a parked GPU driver must not wait for it
       }
     }
     if (gpu_thread.joinable()) gpu_thread.join();

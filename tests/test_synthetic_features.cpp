@@ -1,0 +1,66 @@
+// The synthetic generator is ground truth for the static feature extractor (Dopia Table 1): the features extracted
+// from every generated kernel must agree with what its parameters imply. Built only when the dop_features target
+// exists (analysis tier).
+//
+// NOTE for whoever merges features/: the only line that depends on the shape of dop/features.hpp is in
+// extract_features() below; adapt it to the real API (it must return the Table 1 counts of the named kernel).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "dop/features.hpp"
+#include "dop/synthetic.hpp"
+
+namespace syn = dop::synthetic;
+
+namespace {
+
+// Feature name -> count for kernel `kernel` of `source`.
+std::map<std::string, double> extract_features(const std::string& source, const std::string& kernel) {
+  std::map<std::string, double> out;
+  const auto features = dop::features::extract(source, kernel);  // API: adapt here
+  for (const char* key : {"mem_constant", "mem_continuous", "mem_stride", "mem_random", "arith_int", "arith_float"})
+    out[key] = double(features.at(key));
+  return out;
+}
+
+void check_program(const syn::Params& p) {
+  const std::string kernel = syn::program_name(p);
+  INFO(kernel);
+  const auto f = extract_features(syn::kernel_source(p), kernel);
+  const syn::ImpliedFeatures want = syn::implied_features(p);
+  CHECK(f.at("mem_stride") >= want.mem_stride);          // δ transposed reads
+  CHECK(f.at("mem_random") >= want.mem_random);          // ε reads through the index array
+  CHECK(f.at("mem_constant") >= want.mem_constant);      // θ reads at a constant address
+  CHECK(f.at("mem_continuous") >= want.mem_continuous);  // continuous terms, Idx[i], the output
+  if (want.data_is_float) {
+    CHECK(f.at("arith_float") >= want.arith_data);
+  } else {
+    CHECK(f.at("arith_int") >= want.arith_data);
+    CHECK(f.at("arith_float") == 0);  // int workloads have no floating-point operation at all
+  }
+  // A kernel without a given access kind must not report it (the extractor must not see strides everywhere).
+  // Not for _lm, whose cooperative store computes its address with / and %.
+  if (!p.local_mem) {
+    if (p.delta == 0) CHECK(f.at("mem_stride") == 0);
+    if (p.epsilon == 0) CHECK(f.at("mem_random") == 0);
+    if (p.theta == 0) CHECK(f.at("mem_constant") == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("synthetic/features: the 204 paper programs have the features their parameters imply") {
+  std::map<std::string, syn::Params> programs;
+  for (const auto& p : syn::paper_set()) programs.emplace(syn::program_name(p), p);
+  REQUIRE(programs.size() == 204);
+  for (const auto& [name, p] : programs) check_program(p);
+}
+
+TEST_CASE("synthetic/features: extension programs too") {
+  std::map<std::string, syn::Params> programs;
+  const auto set = syn::extended_set();
+  for (size_t i = syn::paper_set().size(); i < set.size(); ++i) programs.emplace(syn::program_name(set[i]), set[i]);
+  for (const auto& [name, p] : programs) check_program(p);
+}
