@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <random>
 
@@ -80,9 +81,13 @@ const pred::Model& model(const std::string& type) {
   static std::map<std::string, pred::Model> cache;
   auto it = cache.find(type);
   if (it == cache.end()) {
-    train::TrainOptions o = options(type);
-    if (type == "gbt") o.params = {{"rounds", "200"}, {"max_depth", "6"}};
+    const bool plain = type.size() > 6 && type.compare(type.size() - 6, 6, "-plain") == 0;
+    train::TrainOptions o = options(plain ? type.substr(0, type.size() - 6) : type);
+    o.derived = !plain;
+    o.threads = 1;  // no idle OpenMP workers spinning next to the decision benchmarks
+    if (o.type == "gbt") o.params = {{"rounds", "200"}, {"max_depth", "6"}};
     it = cache.emplace(type, train::train(dataset(), train::all_workloads(dataset()), o)).first;
+    if (const char* dir = std::getenv("DOP_BENCH_SAVE_MODELS")) it->second.save(std::string(dir) + "/" + type + ".json");
   }
   return it->second;
 }
@@ -130,6 +135,8 @@ void decide(benchmark::State& state, const std::string& type, bool reference) {
 void BM_DecideDT(benchmark::State& s) { decide(s, "dt", false); }
 void BM_DecideGBT200(benchmark::State& s) { decide(s, "gbt", false); }
 void BM_DecideRF100(benchmark::State& s) { decide(s, "rf", false); }
+// Without the derived launch features (no features that depend on both the launch and the configuration).
+void BM_DecideGBT200NoDerived(benchmark::State& s) { decide(s, "gbt-plain", false); }
 void BM_DecideRank200(benchmark::State& s) { decide(s, "rank", false); }
 void BM_DecideLinear(benchmark::State& s) { decide(s, "linear", false); }
 void BM_ReferenceGBT200(benchmark::State& s) { decide(s, "gbt", true); }
@@ -162,6 +169,7 @@ void BM_TrainLinear(benchmark::State& s) { train_bench(s, "linear"); }
 
 BENCHMARK(BM_DecideDT)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideGBT200)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecideGBT200NoDerived)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideRF100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideRank200)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideLinear)->Unit(benchmark::kMicrosecond);

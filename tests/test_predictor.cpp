@@ -107,8 +107,11 @@ void random_subtree(Tree& t, const Model& m, std::mt19937_64& rng, int depth, in
   random_subtree(t, m, rng, depth + 1, max_depth);
 }
 
-Model random_model(uint64_t seed, int trees, int depth) {
+Model random_model(uint64_t seed, int trees, int depth, std::vector<double> cpu_levels = {},
+                   std::vector<double> gpu_levels = {}) {
   Model m = base_model();
+  if (!cpu_levels.empty()) m.cpu_levels = cpu_levels;
+  if (!gpu_levels.empty()) m.gpu_levels = gpu_levels;
   std::mt19937_64 rng(seed);
   for (int i = 0; i < trees; ++i) {
     Tree t;
@@ -197,23 +200,46 @@ TEST_CASE("a hand-made tree decides as computed by hand", "[predictor]") {
   CHECK(p.decide(c, l).predicted == double(0.1f + 0.9f));
 }
 
-TEST_CASE("the fast all-configuration walk equals one walk per configuration", "[predictor]") {
-  std::mt19937_64 rng(7);
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    const Model m = random_model(seed, 1 + int(seed % 25), 2 + int(seed % 9));
-    const Predictor p(m);
-    std::vector<double> fast(44), ref(44);
-    for (int k = 0; k < 40; ++k) {
-      LaunchShape l;
-      l.work_dim = 2;
-      l.global = {uint64_t(1) << (rng() % 12), uint64_t(1) << (rng() % 10), 1};
-      l.local = {uint64_t(1) << (rng() % 5), 1, 1};
-      double code[2] = {double(rng() % 10), double(rng() % 100)};
-      if (rng() % 4 == 0) code[rng() % 2] = std::nan("");
-      p.scores(code, l, fast.data());
-      p.scores_reference(code, l, ref.data());
-      REQUIRE(fast == ref);
-    }
+// The predictor picks an evaluation by model and grid: bit vectors for trees of at most 64 leaves (with
+// checkpoints for features of more than 128 nodes), a walk of all configurations together for larger trees and
+// grids of at most 64 configurations, multi-word bit vectors for larger trees on larger grids. Each must give
+// exactly the outputs of one walk per configuration.
+void check_against_reference(const Model& m, uint64_t seed) {
+  const Predictor p(m);
+  std::mt19937_64 rng(seed);
+  const size_t C = m.configs().size();
+  std::vector<double> fast(C), ref(C);
+  for (int k = 0; k < 40; ++k) {
+    LaunchShape l;
+    l.work_dim = 2;
+    l.global = {uint64_t(1) << (rng() % 12), uint64_t(1) << (rng() % 10), 1};
+    l.local = {uint64_t(1) << (rng() % 5), 1, 1};
+    double code[2] = {double(rng() % 10), double(rng() % 100)};
+    if (rng() % 4 == 0) code[rng() % 2] = std::nan("");
+    p.scores(code, l, fast.data());
+    p.scores_reference(code, l, ref.data());
+    REQUIRE(fast == ref);
+  }
+}
+
+TEST_CASE("every fast evaluation equals one walk per configuration", "[predictor]") {
+  SECTION("bit vectors: trees of up to 64 leaves") {
+    for (uint64_t seed = 1; seed <= 12; ++seed) check_against_reference(random_model(seed, 1 + int(seed % 20), 2 + int(seed % 5)), seed);
+  }
+  SECTION("bit vectors with checkpoints: 200 trees of depth 6") {
+    check_against_reference(random_model(77, 200, 6), 77);
+  }
+  SECTION("walk: deeper trees") {
+    for (uint64_t seed = 1; seed <= 12; ++seed) check_against_reference(random_model(seed, 1 + int(seed % 20), 7 + int(seed % 5)), seed);
+  }
+  SECTION("multi-word bit vectors: deeper trees on a grid of 80 configurations") {
+    const std::vector<double> nine = {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};
+    for (uint64_t seed = 1; seed <= 8; ++seed)
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 6 + int(seed % 6), nine, nine), seed);
+  }
+  SECTION("a grid without (0, 0)") {
+    check_against_reference(random_model(5, 30, 5, {0.5, 1}, {0, 0.5, 1}), 5);
+    check_against_reference(random_model(6, 30, 9, {0.5, 1}, {0, 0.5, 1}), 6);
   }
 }
 

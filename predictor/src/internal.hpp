@@ -35,9 +35,16 @@ enum class BuiltinKind {
   mixed         ///< depends on the configuration and the launch
 };
 
+/// Which coordinate of the configuration a builtin depends on: none, the CPU level only, the GPU level only, both.
+enum class Axis { none, cpu, gpu, both };
+
 int builtin_id(const std::string& name);  ///< -1 if unknown
 BuiltinKind builtin_kind(int id);
+Axis builtin_axis(int id);
 double builtin_value(int id, const LaunchShape& launch, const Platform& platform, const Config& config);
+/// The same with the launch's work-group count computed by the caller (it costs three divisions).
+double builtin_value(int id, const LaunchShape& launch, double num_groups, const Platform& platform,
+                     const Config& config);
 double cpu_cores_of(double cpu_util, int cpu_units);
 
 }  // namespace dop::pred

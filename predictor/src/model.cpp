@@ -151,6 +151,18 @@ BuiltinKind builtin_kind(int id) {
   }
 }
 
+Axis builtin_axis(int id) {
+  switch (id) {
+    case kCpuCores:
+    case kCpuUtil:
+    case kGroupsPerCpuCore:
+    case kCpuWaves: return Axis::cpu;
+    case kGpuUtil:
+    case kGpuItemsPerUnit: return Axis::gpu;
+    default: return Axis::none;
+  }
+}
+
 double cpu_cores_of(double cpu_util, int cpu_units) {
   if (!(cpu_util > 0)) return 0;
   const double u = std::max(1, cpu_units);
@@ -158,7 +170,10 @@ double cpu_cores_of(double cpu_util, int cpu_units) {
 }
 
 double builtin_value(int id, const LaunchShape& l, const Platform& p, const Config& c) {
-  const double groups = double(l.num_groups());
+  return builtin_value(id, l, double(l.num_groups()), p, c);
+}
+
+double builtin_value(int id, const LaunchShape& l, double groups, const Platform& p, const Config& c) {
   const double gpu_units = std::max(1, p.gpu_units);
   switch (id) {
     case kWorkDim: return l.work_dim;
@@ -451,6 +466,17 @@ void Model::validate(const std::string& origin) const {
                                                         " out of range (" + std::to_string(nf) + " features)");
       if (std::isnan(tr.threshold[i])) bad(wn + ": threshold is NaN");
     }
+    // A tree, not a DAG: every node but the root has exactly one parent (children follow parents, so all nodes
+    // with a parent are reachable from the root).
+    std::vector<int> parents(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (tr.left[i] >= 0) {
+        ++parents[size_t(tr.left[i])];
+        ++parents[size_t(tr.right[i])];
+      }
+    for (size_t i = 1; i < n; ++i)
+      if (parents[i] != 1)
+        bad(w + " node " + std::to_string(i) + ": " + std::to_string(parents[i]) + " parents (a tree node has one)");
   }
   for (size_t t = 0; t < terms.size(); ++t) {
     const std::string w = "linear.terms[" + std::to_string(t) + "]";
