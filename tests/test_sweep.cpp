@@ -163,3 +163,22 @@ TEST_CASE("dop sweep --set real validates every real-world kernel at every confi
   CHECK(bad.rc == 1);
   CHECK_THAT(bad.out, Catch::Contains("no real-world kernel specs of size 'huge'"));
 }
+
+TEST_CASE("dop report summarises a dataset and draws the heat map") {
+  const std::string out = tmp("report.csv"), svg = tmp("report.svg");
+  std::remove(out.c_str());
+  REQUIRE(run_command(dop_binary() + " sweep" + kSpecs + " --out " + out).rc == 0);
+  const auto r = run_command(dop_binary() + " report " + out + " --svg " + svg);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("132 valid rows") && Catch::Contains("3 workloads (3 with the full grid)"));
+  CHECK_THAT(r.out, Catch::Contains("baselines (mean normalised performance): CPU only"));
+  const std::string s = dop::test::read_file(svg);
+  CHECK(s.rfind("<svg", 0) == 0);
+  size_t rects = 0;
+  for (size_t p = s.find("<rect"); p != std::string::npos; p = s.find("<rect", p + 1)) ++rects;
+  CHECK(rects == 44);
+  const auto bad = run_command(dop_binary() + " report " + data("saxpy.json"));
+  CHECK(bad.rc == 1);
+  CHECK_THAT(bad.out, Catch::Contains("no column 'workload'"));
+}

@@ -20,6 +20,7 @@ void add_run(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_characterize(CLI::App& app);
 void add_sweep(CLI::App& app);
+void add_report(CLI::App& app);
 void add_synth(CLI::App& app);
 /// train, eval (analysis tier), predict, export: degree-of-parallelism models (cmd_models.cpp).
 void add_models(CLI::App& app);

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   dop::cli::add_bench(app);
   dop::cli::add_characterize(app);
   dop::cli::add_sweep(app);
+  dop::cli::add_report(app);
   dop::cli::add_synth(app);
   dop::cli::add_models(app);
   try {

@@ -30,8 +30,9 @@ for exp in "$@"; do
     characterize)
       $dop characterize --name h100-xeon16 --out "$OUT/platform.json" | tee "$OUT/characterize.txt"
       ;;
-    split)  # dynamic at all cores + whole GPU vs the best of 19 static splits, every real kernel at paper size
-      timeout "${SPLIT_TIMEOUT:-400}" $dop bench split $(ls kernels/*/*_paper_*wg256.json kernels/*/*_paper_*wg16x16.json) \
+    split)  # dynamic at all cores + whole GPU vs the best of 19 static splits, every real kernel (one organisation)
+      size=${SPLIT_SIZE:-paper}
+      timeout "${SPLIT_TIMEOUT:-400}" $dop bench split $(ls kernels/*/*_${size}_*wg256.json kernels/*/*_${size}_*wg16x16.json) \
         --repeat "${SPLIT_REPEAT:-5}" --out "$OUT/split.json" | tee "$OUT/split.txt"
       ;;
     trial)  # a timed sample of the sweep: synthetic workloads and every real kernel, at the full grid

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace dop::cl {
@@ -481,16 +483,31 @@ DeviceHandle create_sub_device(const DeviceInfo& parent, cl_uint cores) {
   if (!parent.fission_by_counts)
     throw Error(CL_INVALID_DEVICE_PARTITION_COUNT, "clCreateSubDevices",
                 "device " + parent.id + " (" + parent.name + ") does not support CL_DEVICE_PARTITION_BY_COUNTS");
-  const cl_device_partition_property props[] = {CL_DEVICE_PARTITION_BY_COUNTS,
-                                                static_cast<cl_device_partition_property>(cores),
-                                                CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
-  cl_device_id sub = nullptr;
-  cl_uint n = 0;
-  cl_int err = clCreateSubDevices(parent.device, props, 1, &sub, &n);
-  check(err, "clCreateSubDevices", "device " + parent.id + " (" + parent.name + "), " + std::to_string(cores) + " cores");
-  if (n != 1 || !sub)
-    throw Error(CL_DEVICE_PARTITION_FAILED, "clCreateSubDevices",
-                "device " + parent.id + " returned " + std::to_string(n) + " sub-devices for one count");
+  // Sub-devices are pooled for the life of the process, one per (parent, core count): they are cheap, bounded in
+  // number, reused by every executor, and never destroyed while an implementation thread may still complete work on
+  // them (PoCL 3.1's pthread device crashed when a sub-device was released right after its last command).
+  static std::mutex pool_mutex;
+  static std::map<std::pair<cl_device_id, cl_uint>, cl_device_id> pool;
+  std::lock_guard<std::mutex> lock(pool_mutex);
+  cl_device_id& sub = pool[{parent.device, cores}];
+  if (!sub) {
+    const cl_device_partition_property props[] = {CL_DEVICE_PARTITION_BY_COUNTS,
+                                                  static_cast<cl_device_partition_property>(cores),
+                                                  CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+    cl_uint n = 0;
+    cl_device_id made = nullptr;
+    const cl_int err = clCreateSubDevices(parent.device, props, 1, &made, &n);
+    if (err != CL_SUCCESS) pool.erase({parent.device, cores});
+    check(err, "clCreateSubDevices",
+          "device " + parent.id + " (" + parent.name + "), " + std::to_string(cores) + " cores");
+    if (n != 1 || !made) {
+      pool.erase({parent.device, cores});
+      throw Error(CL_DEVICE_PARTITION_FAILED, "clCreateSubDevices",
+                  "device " + parent.id + " returned " + std::to_string(n) + " sub-devices for one count");
+    }
+    sub = made;  // the pool's reference, never released
+  }
+  check(clRetainDevice(sub), "clRetainDevice");
   return DeviceHandle(sub);
 }
 

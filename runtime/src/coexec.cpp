@@ -205,23 +205,16 @@ struct Executor::Impl {
       if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
   }
 
-  std::unique_ptr<Side> make_side(const cl::DeviceInfo& info, cl_uint cores, bool malleable) {
+  // A built kernel on one device of a context (shared by several sides) with its own queue.
+  std::unique_ptr<Side> make_side(const std::string& id, cl_device_id device, const cl::Context& ctx,
+                                  const cl::Program& program, bool malleable) {
     auto s = std::make_unique<Side>();
-    s->id = info.id;
-    s->device = info.device;
-    if (cores > 0 && cores < info.compute_units) {
-      s->sub = cl::create_sub_device(info, cores);
-      s->device = s->sub.get();
-      s->id = info.id + "/" + std::to_string(cores);
-    }
-    s->ctx = cl::create_context({s->device});
-    s->queue = cl::create_queue(s->ctx, s->device, true);
-    const std::string& body = malleable ? opt.malleable_source : source;
-    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
-    s->program = cl::build_program(s->ctx, {s->device}, range_form_prelude() + body,
-                                   spec.build_options + range_form_options(spec.global),
-                                   malleable ? file + " (malleable form)" : file);
-    s->kernel = cl::create_kernel(s->program, spec.kernel_name);
+    s->id = id;
+    s->device = device;
+    s->ctx = ctx;
+    s->program = program;
+    s->queue = cl::create_queue(ctx, device, true);
+    s->kernel = cl::create_kernel(program, spec.kernel_name);
     s->malleable = malleable;
     cl_uint nargs = 0;
     cl::check(clGetKernelInfo(s->kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
@@ -232,14 +225,59 @@ struct Executor::Impl {
     return s;
   }
 
+  cl::Program build(const cl::Context& ctx, const std::vector<cl_device_id>& devices, bool malleable) {
+    const std::string& body = malleable ? opt.malleable_source : source;
+    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
+    return cl::build_program(ctx, devices, range_form_prelude() + body,
+                             spec.build_options + range_form_options(spec.global),
+                             malleable ? file + " (malleable form)" : file);
+  }
+
+  // Every CPU core count of the grid (and the one asked for) as sub-devices of ONE context, built once: one
+  // compilation per workload instead of one per core count.
   Side& cpu_side(int cores) {
-    auto& s = cpu_sides[cores];
-    if (!s) s = make_side(*sel.cpu, static_cast<cl_uint>(cores), false);
-    return *s;
+    auto it = cpu_sides.find(cores);
+    if (it != cpu_sides.end()) return *it->second;
+    const int total = int(sel.cpu->compute_units);
+    std::vector<int> counts{cores};
+    for (double l : opt.cpu_levels)
+      if (l > 0) counts.push_back(std::clamp(int(std::lround(l * total)), 1, total));
+    for (const auto& [c, side] : cpu_sides) counts.push_back(c);
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    std::vector<cl::DeviceHandle> subs(counts.size());  // empty for the whole device
+    std::vector<cl_device_id> devices;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] < total) subs[i] = cl::create_sub_device(*sel.cpu, cl_uint(counts[i]));
+      devices.push_back(subs[i] ? subs[i].get() : sel.cpu->device);
+    }
+    cl::Context ctx;
+    try {
+      ctx = cl::create_context(devices);
+    } catch (const cl::Error&) {  // a platform that refuses a device and its sub-devices in one context
+      if (counts.back() != total) throw;
+      subs.back() = cl::create_sub_device(*sel.cpu, cl_uint(total));
+      devices.back() = subs.back().get();
+      ctx = cl::create_context(devices);
+    }
+    cl::Program program = build(ctx, devices, false);
+    std::map<int, std::unique_ptr<Side>> sides;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const int c = counts[i];
+      auto s = make_side(c < total ? sel.cpu->id + "/" + std::to_string(c) : sel.cpu->id, devices[i], ctx, program,
+                         false);
+      s->sub = subs[i];
+      sides[c] = std::move(s);
+    }
+    cpu_sides = std::move(sides);  // buffers are per launch, so replacing earlier sides loses nothing
+    return *cpu_sides.at(cores);
   }
   Side& gpu_side(bool malleable) {
     auto& s = malleable ? gpu_malleable : gpu_plain;
-    if (!s) s = make_side(*sel.gpu, 0, malleable);
+    if (!s) {
+      cl::Context ctx = cl::create_context({sel.gpu->device});
+      s = make_side(sel.gpu->id, sel.gpu->device, ctx, build(ctx, {sel.gpu->device}, malleable), malleable);
+    }
     return *s;
   }
 
@@ -284,13 +322,18 @@ struct Executor::Impl {
     // device would finish its queued work plus one more chunk (it would steal the tail and make both wait).
     auto plan = [&]() -> size_t {
       if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
-      if (rate <= 0) return first_chunk;
       const double remaining = double(wl.remaining());
+      if (rate <= 0) return first_chunk;
       double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
       std::lock_guard<std::mutex> l(rates.m);
       const bool other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
       const double other = is_cpu ? rates.gpu : rates.cpu;
       const bool other_parked = is_cpu ? rates.gpu_parked : rates.cpu_parked;
+      if (other_active && other <= 0) {
+        // The other device has not reported a rate yet (a GPU still receiving its inputs): take at most a quarter
+        // of what is left, so that this device's share grows geometrically instead of emptying the list at once.
+        n = std::min(n, std::max(1.0, std::ceil(remaining / 4)));
+      }
       if (other_active && other > 0) {
         // End game: no more than this device's share of what is left at the two rates.
         n = std::min(n, std::max(double(min_chunk), std::ceil(rate * remaining / (rate + other))));
@@ -452,12 +495,19 @@ struct Executor::Impl {
     auto units_for = [&](size_t groups) { return std::max<size_t>(1, (groups + groups_per_unit - 1) / groups_per_unit); };
     const size_t cpu_min = cpu ? units_for(size_t(res.cpu_cores)) : 1;
     const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) : 1;
-    if (static_share < 0 && cpu && gpu) cpu_first = std::max(cpu_first, cpu_min);
+    // The first CPU chunk fills the cores, but takes no more than a quarter of the work: the GPU's rate is unknown.
+    if (static_share < 0 && cpu && gpu) cpu_first = std::min(std::max(cpu_first, cpu_min), (units + 3) / 4);
     std::exception_ptr cpu_err, gpu_err;
     std::thread gpu_thread;
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
+          // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
+          // it while the CPU, already running, runs out of work and waits.
+          for (auto& e : h2d_events) {
+            cl_event ev = e.get();
+            cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
+          }
           drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
@@ -498,13 +548,16 @@ struct Executor::Impl {
     };
     if (cpu) sync_in_place(*cpu, cpu_bufs);
     if (gpu && mode == MemoryMode::zero_copy) sync_in_place(*gpu, gpu_host_bufs);
-    if (gpu && mode == MemoryMode::copy) {
+    // The GPU's writes come back only if it ran anything; they are merged only if the CPU ran something too
+    // (otherwise the GPU's copy is the whole result and is read straight into host memory).
+    if (gpu && mode == MemoryMode::copy && res.gpu.work_groups > 0) {
+      const bool both = cpu && res.cpu.work_groups > 0;
       std::vector<uint64_t, PageAlignedAllocator<uint64_t>> staging;
       for (size_t i = 0; i < spec.args.size(); ++i) {
         const ArgSpec& a = spec.args[i];
         if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
         void* dst = args[i].data();
-        if (cpu) {
+        if (both) {
           staging.resize(args[i].storage.size());
           dst = staging.data();
         }
@@ -513,7 +566,7 @@ struct Executor::Impl {
                   "clEnqueueReadBuffer", "argument '" + a.name + "'");
         cl::Event e(ev);
         res.d2h_ms += cl::event_times(e).run_ms();
-        if (!cpu) continue;
+        if (!both) continue;
         const auto tm = Clock::now();
         merge(a, args[i], reinterpret_cast<const unsigned char*>(staging.data()),
               reinterpret_cast<const unsigned char*>(snapshot[i].data()));

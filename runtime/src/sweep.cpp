@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -67,7 +68,7 @@ const std::vector<std::string> kTail = {"cpu_util",        "gpu_util",         "
                                         "gpu_throttled",   "time_ms_median",   "time_ms_min", "time_ms_max",
                                         "repeats",         "cpu_work_groups",  "gpu_work_groups", "cpu_chunks",
                                         "gpu_chunks",      "h2d_ms",           "d2h_ms",      "merge_ms",
-                                        "valid",           "error"};
+                                        "wall_ms",         "valid",           "error"};
 
 std::string fmt(double v) {
   char b[64];
@@ -248,6 +249,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       base.push_back(x);
 
     // One executor per workload (programs and sub-devices built once); the reference computed once.
+    auto since = std::chrono::steady_clock::now();  // the first configuration's wall time includes the setup
     std::unique_ptr<Executor> exec;
     std::string setup_error;
     std::vector<ArgData> want, initial, args;
@@ -303,8 +305,10 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
             have ? fmt(*std::max_element(times.begin(), times.end())) : std::string(), std::to_string(times.size()),
             std::to_string(last.cpu.work_groups), std::to_string(last.gpu.work_groups),
             std::to_string(last.cpu.chunks), std::to_string(last.gpu.chunks), fmt(last.h2d_ms), fmt(last.d2h_ms),
-            fmt(last.merge_ms), std::string(valid ? "1" : "0"), error})
+            fmt(last.merge_ms), fmt(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count()),
+            std::string(valid ? "1" : "0"), error})
         row.push_back(x);
+      since = std::chrono::steady_clock::now();
       out.write_line(join_line(row));
       ++sum.rows_written;
       if (!valid) ++sum.invalid;

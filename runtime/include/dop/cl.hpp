@@ -93,8 +93,15 @@ class Handle {
   T h_ = nullptr;
 };
 
+/// Finishes a queue before releasing it: nothing queued is lost, and no implementation thread is still completing
+/// its commands when the objects they use go away (PoCL 3.1's pthread device crashed without this).
+inline cl_int finish_and_release_queue(cl_command_queue q) {
+  clFinish(q);
+  return clReleaseCommandQueue(q);
+}
+
 using Context = Handle<cl_context, clRetainContext, clReleaseContext>;
-using Queue = Handle<cl_command_queue, clRetainCommandQueue, clReleaseCommandQueue>;
+using Queue = Handle<cl_command_queue, clRetainCommandQueue, finish_and_release_queue>;
 using Buffer = Handle<cl_mem, clRetainMemObject, clReleaseMemObject>;
 using Program = Handle<cl_program, clRetainProgram, clReleaseProgram>;
 using Kernel = Handle<cl_kernel, clRetainKernel, clReleaseKernel>;
@@ -202,7 +209,8 @@ EventTimes event_times(const Event& e);
 // Device fission
 // ---------------------------------------------------------------------------------------------------------------
 
-/// A sub-device with exactly `cores` compute units (CL_DEVICE_PARTITION_BY_COUNTS). Throws std::invalid_argument
+/// A sub-device with exactly `cores` compute units (CL_DEVICE_PARTITION_BY_COUNTS), from a process-wide pool (one
+/// per parent and core count, created on first use, never destroyed). Throws std::invalid_argument
 /// when cores is 0 or exceeds the device's compute units, and dop::cl::Error (naming the device) when the device
 /// cannot be partitioned by counts.
 DeviceHandle create_sub_device(const DeviceInfo& parent, cl_uint cores);

@@ -44,6 +44,8 @@ struct ExecutorOptions {
   std::string malleable_source;
   std::string malleable_note;  ///< why there is no malleable form (barriers, local memory, ...), for results
   double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
+  /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
+  std::vector<double> cpu_levels = Grid{}.cpu_levels;
 };
 
 struct DeviceStats {

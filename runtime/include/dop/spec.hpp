@@ -139,8 +139,8 @@ void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& init
 using ReferenceFn = std::function<void(const Spec& spec, std::vector<ArgData>& args)>;
 /// Registers a reference under a name (a spec's "reference" field). Thread-safe; re-registering replaces.
 void register_reference(const std::string& name, ReferenceFn fn);
-/// The reference for a name, or nullptr. Names "<prefix>:*" match any name that starts with "<prefix>:", so that a
-/// family (e.g. "synthetic:") can register one function for all its workloads.
+/// The reference for a name, or nullptr. A function registered under "<prefix>:" (e.g. "synthetic:") answers every
+/// name "<prefix>:<anything>" that has no registration of its own, so that a family registers one function.
 const ReferenceFn* find_reference(const std::string& name);
 
 /// Result of comparing the output buffers of two argument sets.

@@ -1,0 +1,212 @@
+// dop report: what a sweep dataset shows — per workload the best configuration, the mean normalised performance of
+// every configuration of the grid (a table and an SVG heat map, as Dopia's Fig. 12), the fixed baselines (CPU only,
+// GPU only, ALL, best constant) and the spread between repeats.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "commands.hpp"
+#include "dop/sweep.hpp"
+
+namespace dop::cli {
+
+namespace {
+
+struct ReportFlags {
+  std::string data;
+  std::string svg;
+  std::string set;
+};
+
+struct Row {
+  std::string workload, set;
+  double cpu = 0, gpu = 0, median = 0, min = 0, max = 0;
+};
+
+double pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
+}
+
+std::vector<Row> load(const std::string& path, const std::string& only_set, size_t& invalid) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error(path + ": cannot be read");
+  std::string line;
+  std::vector<std::string> h;
+  std::map<std::string, size_t> col;
+  std::vector<Row> rows;
+  size_t lineno = 0;
+  invalid = 0;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (line.empty()) continue;
+    auto v = csv_split(line);
+    if (h.empty()) {
+      h = v;
+      for (size_t i = 0; i < h.size(); ++i) col[h[i]] = i;
+      for (const char* c : {"workload", "set", "cpu_util", "gpu_util", "time_ms_median", "time_ms_min", "time_ms_max", "valid"})
+        if (!col.count(c)) throw std::runtime_error(path + ": line 1: no column '" + std::string(c) + "'");
+      continue;
+    }
+    if (v.size() != h.size())
+      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": " + std::to_string(v.size()) +
+                               " fields, the header has " + std::to_string(h.size()));
+    if (v[col["valid"]] != "1") {
+      ++invalid;
+      continue;
+    }
+    Row r{v[col["workload"]], v[col["set"]]};
+    if (!only_set.empty() && r.set != only_set) continue;
+    try {
+      r.cpu = std::stod(v[col["cpu_util"]]);
+      r.gpu = std::stod(v[col["gpu_util"]]);
+      r.median = std::stod(v[col["time_ms_median"]]);
+      r.min = std::stod(v[col["time_ms_min"]]);
+      r.max = std::stod(v[col["time_ms_max"]]);
+    } catch (const std::exception&) {
+      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": a number column is not a number");
+    }
+    if (!(r.median > 0)) throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": time_ms_median <= 0");
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string color(double v) {  // 0 -> dark blue, 1 -> yellow (viridis-like ramp)
+  const double stops[5][3] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  v = std::clamp(v, 0.0, 1.0) * 4;
+  const int i = std::min(3, int(v));
+  const double t = v - i;
+  char b[16];
+  std::snprintf(b, sizeof b, "#%02x%02x%02x", int(stops[i][0] + t * (stops[i + 1][0] - stops[i][0])),
+                int(stops[i][1] + t * (stops[i + 1][1] - stops[i][1])), int(stops[i][2] + t * (stops[i + 1][2] - stops[i][2])));
+  return b;
+}
+
+void run_report(const ReportFlags& f) {
+  size_t invalid = 0;
+  const auto rows = load(f.data, f.set, invalid);
+  if (rows.empty()) throw std::runtime_error(f.data + ": no valid rows" + (f.set.empty() ? "" : " in set " + f.set));
+  std::map<std::string, std::vector<const Row*>> by_w;
+  std::set<double> cpus, gpus;
+  for (const auto& r : rows) {
+    by_w[r.workload].push_back(&r);
+    cpus.insert(r.cpu);
+    gpus.insert(r.gpu);
+  }
+  // Normalised performance of every row: best time of its workload / its time (1 = the best configuration).
+  std::map<std::pair<double, double>, std::vector<double>> norm;
+  std::map<std::pair<double, double>, int> wins;
+  std::vector<double> spread;
+  size_t complete = 0;
+  for (const auto& [w, rs] : by_w) {
+    double best = 1e300;
+    const Row* arg = nullptr;
+    for (const Row* r : rs)
+      if (r->median < best) best = r->median, arg = r;
+    ++wins[{arg->cpu, arg->gpu}];
+    if (rs.size() == (cpus.size() * gpus.size() - 1)) ++complete;
+    for (const Row* r : rs) {
+      norm[{r->cpu, r->gpu}].push_back(best / r->median);
+      spread.push_back((r->max - r->min) / r->median);
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / double(v.size());
+  };
+  std::printf("%s: %zu valid rows (%zu invalid skipped), %zu workloads (%zu with the full grid)%s\n", f.data.c_str(),
+              rows.size(), invalid, by_w.size(), complete, f.set.empty() ? "" : (", set " + f.set).c_str());
+  std::printf("spread between repeats, (max-min)/median: median %.1f%%, 90th percentile %.1f%%\n\n",
+              100 * pct(spread, 0.5), 100 * pct(spread, 0.9));
+
+  std::printf("mean normalised performance (best time / time), rows CPU util, columns GPU util:\n%8s", "cpu\\gpu");
+  for (double g : gpus) std::printf(" %6.3g", g);
+  std::printf("\n");
+  for (auto c = cpus.rbegin(); c != cpus.rend(); ++c) {
+    std::printf("%8.3g", *c);
+    for (double g : gpus) {
+      auto it = norm.find({*c, g});
+      if (it == norm.end())
+        std::printf(" %6s", "-");
+      else
+        std::printf(" %6.3f", mean(it->second));
+    }
+    std::printf("\n");
+  }
+  std::pair<double, double> best_const{0, 0};
+  double best_const_v = -1;
+  for (const auto& [cfg, v] : norm)
+    if (mean(v) > best_const_v) best_const_v = mean(v), best_const = cfg;
+  const double cmax = *cpus.rbegin(), gmax = *gpus.rbegin();
+  auto base = [&](double c, double g) {
+    auto it = norm.find({c, g});
+    return it == norm.end() ? std::string("-") : std::to_string(mean(it->second)).substr(0, 5);
+  };
+  std::printf("\nbaselines (mean normalised performance): CPU only %s, GPU only %s, ALL %s, best constant (%.3g,%.3g) %.3f\n",
+              base(cmax, 0).c_str(), base(0, gmax).c_str(), base(cmax, gmax).c_str(), best_const.first,
+              best_const.second, best_const_v);
+  std::printf("\nbest configuration per workload (count of workloads):\n");
+  std::vector<std::pair<int, std::pair<double, double>>> ws;
+  for (const auto& [cfg, n] : wins) ws.push_back({n, cfg});
+  std::sort(ws.rbegin(), ws.rend());
+  for (const auto& [n, cfg] : ws) std::printf("  cpu %-5.3g gpu %-5.3g %4d\n", cfg.first, cfg.second, n);
+
+  if (!f.svg.empty()) {
+    const int cell = 56, left = 70, top = 40;
+    const int w = left + cell * int(gpus.size()) + 20, h = top + cell * int(cpus.size()) + 60;
+    std::ofstream o(f.svg);
+    if (!o) throw std::runtime_error("cannot write " + f.svg);
+    o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    o << "<text x=\"" << left << "\" y=\"20\" font-size=\"14\">Mean normalised performance, " << by_w.size()
+      << " workloads</text>\n";
+    int row = 0;
+    for (auto c = cpus.rbegin(); c != cpus.rend(); ++c, ++row) {
+      o << "<text x=\"" << left - 8 << "\" y=\"" << top + row * cell + cell / 2 + 4 << "\" text-anchor=\"end\">"
+        << *c << "</text>\n";
+      int colx = 0;
+      for (double g : gpus) {
+        const int x = left + colx * cell, y = top + row * cell;
+        auto it = norm.find({*c, g});
+        if (it != norm.end()) {
+          const double v = mean(it->second);
+          char txt[16];
+          std::snprintf(txt, sizeof txt, "%.2f", v);
+          o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell << "\" height=\"" << cell << "\" fill=\""
+            << color(v) << "\"/>\n<text x=\"" << x + cell / 2 << "\" y=\"" << y + cell / 2 + 4
+            << "\" text-anchor=\"middle\" fill=\"" << (v > 0.6 ? "black" : "white") << "\">" << txt << "</text>\n";
+        }
+        ++colx;
+      }
+    }
+    int colx = 0;
+    for (double g : gpus)
+      o << "<text x=\"" << left + colx++ * cell + cell / 2 << "\" y=\"" << top + int(cpus.size()) * cell + 16
+        << "\" text-anchor=\"middle\">" << g << "</text>\n";
+    o << "<text x=\"" << left + cell * int(gpus.size()) / 2 << "\" y=\"" << h - 12
+      << "\" text-anchor=\"middle\">GPU utilisation</text>\n";
+    o << "<text x=\"14\" y=\"" << top + cell * int(cpus.size()) / 2 << "\" transform=\"rotate(-90 14 "
+      << top + cell * int(cpus.size()) / 2 << ")\" text-anchor=\"middle\">CPU utilisation</text>\n</svg>\n";
+    std::printf("\nheat map written to %s\n", f.svg.c_str());
+  }
+}
+
+}  // namespace
+
+void add_report(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "Summarise a sweep dataset: best configurations, heat map, baselines");
+  auto f = std::make_shared<ReportFlags>();
+  cmd->add_option("data", f->data, "Sweep dataset (CSV)")->required();
+  cmd->add_option("--svg", f->svg, "Write the heat map of mean normalised performance as SVG");
+  cmd->add_option("--set", f->set, "Only rows of this set (paper, real, ...)");
+  cmd->callback([f] { run_report(*f); });
+}
+
+}  // namespace dop::cli
