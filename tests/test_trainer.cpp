@@ -52,7 +52,8 @@ std::string row_line(const SynthRow& r) {
 
 // n workloads on the 5 x 9 grid: unique global sizes, random times (a random best), code features per kernel (some
 // missing, given by an expression of the launch instead).
-std::string synthetic_dataset(const std::string& name, size_t n, uint64_t seed, double structure = 0) {
+std::string synthetic_dataset(const std::string& name, size_t n, uint64_t seed, double structure = 0,
+                              const std::string& expr = "global_size_0 / 256") {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(1.0, 2.0);
   std::string text = header_line();
@@ -65,7 +66,7 @@ std::string synthetic_dataset(const std::string& name, size_t n, uint64_t seed, 
     r.gx = 1024 * (w + 1);
     r.lx = w % 2 ? 64 : 256;
     const bool missing = w % 5 == 0;
-    r.features = {std::to_string(w % 7), missing ? "" : std::to_string(4 * (w % 4 + 1)), "global_size_0 / 256"};
+    r.features = {std::to_string(w % 7), missing ? "" : std::to_string(4 * (w % 4 + 1)), expr};
     for (double c : cpu)
       for (int g = 0; g <= 8; ++g) {
         if (c == 0 && g == 0) continue;
@@ -414,4 +415,28 @@ TEST_CASE("unknown model types and parameters are refused", "[trainer]") {
   o.type = "linear";
   o.params = {{"alpha", "1"}};
   CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("unknown parameter 'alpha'"));
+}
+
+TEST_CASE("expressions of code features are kept only when training could evaluate them", "[trainer]") {
+  train::TrainOptions o;
+  o.type = "dt";
+  auto feature = [](const pred::Model& m, const std::string& name) {
+    for (const auto& f : m.features)
+      if (f.name == name) return f;
+    FAIL("no feature " << name);
+    return pred::Feature{};
+  };
+  // Launch symbols only: evaluated in training (global_size_0 / 256 for the workloads without a value), kept.
+  const auto launch = train::load_dataset(synthetic_dataset("expr_launch.csv", 10, 2, 1.0));
+  const auto m1 = train::train(launch, train::all_workloads(launch), o);
+  CHECK(feature(m1, "global_bytes_per_item").expr_key == "global_bytes_per_item_expr");
+  // A kernel argument the dataset does not have: missing in training, so the predictor must not compute it from
+  // --arg values either.
+  const auto args = train::load_dataset(synthetic_dataset("expr_args.csv", 10, 2, 1.0, "N * 4"));
+  const auto m2 = train::train(args, train::all_workloads(args), o);
+  CHECK(feature(m2, "global_bytes_per_item").expr_key.empty());
+  const pred::Predictor p(m2);
+  pred::CodeFeatures c{{{"mem_continuous", 1}, {"global_bytes_per_item", std::nan("")}}, {{"global_bytes_per_item_expr", "N * 4"}}};
+  const auto l = pred::LaunchShape::parse("4096", "64");
+  CHECK(p.scores(c, l, {{"N", 100}}) == p.scores(c, l));
 }

@@ -361,6 +361,16 @@ void add_models(CLI::App& app) {
     cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
     cmd->callback([f] { run_eval(*f); });
   }
+#else
+  for (const char* name : {"train", "eval"}) {
+    auto* cmd = app.add_subcommand(name, std::string("(analysis tier) ") + (name[0] == 't' ? "Train" : "Evaluate") +
+                                             " a DoP model: this dop was built without it");
+    cmd->allow_extras();
+    cmd->callback([name] {
+      throw std::runtime_error(std::string("dop ") + name + " needs the analysis tier (XGBoost, Eigen): build with "
+                               "-DDOP_ANALYSIS=ON (./setup.sh)");
+    });
+  }
 #endif
   {
     auto f = std::make_shared<PredictFlags>();

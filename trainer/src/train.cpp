@@ -1,4 +1,5 @@
 // train(): the training matrix, the model types' parameters, and the model file's training metadata.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -110,6 +111,26 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   const auto t0 = std::chrono::steady_clock::now();
   const auto params = effective_params(o);
   pred::Model m = shell(data, o);
+  // An expression that never gave a value in training (it needs kernel arguments the dataset does not have) must not
+  // give one at prediction either: the model learnt the feature as missing for those kernels.
+  for (auto& f : m.features) {
+    if (f.expr_key.empty()) continue;
+    const auto k = size_t(std::find(data.code_keys.begin(), data.code_keys.end(), f.key) - data.code_keys.begin());
+    bool used = false;
+    for (size_t w : ws) {
+      const Workload& x = data.workloads[w];
+      if (k >= x.code.size() || !std::isnan(x.code[k])) continue;
+      const auto e = x.exprs.find(f.expr_key);
+      if (e == x.exprs.end() || e->second.empty()) continue;
+      try {
+        pred::evaluate_expr(e->second, pred::launch_symbols(x.launch));
+        used = true;
+        break;
+      } catch (const std::invalid_argument&) {
+      }
+    }
+    if (!used) f.expr_key.clear();
+  }
   const detail::Matrix mx = detail::build_matrix(data, ws, m.features, m.platform);
   if (o.type == "linear") {
     detail::train_linear(mx, params, m);
