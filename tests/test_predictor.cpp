@@ -315,7 +315,11 @@ TEST_CASE("decisions are memoised per kernel and launch, safely across threads",
   CHECK_FALSE(p.decide("k.cl:k", c, LaunchShape::parse("4096,16", "32,1")).cached);
   CHECK_FALSE(p.decide("k.cl:k", c, l, {{"N", 3}}).cached);  // other argument values: another decision
   CHECK_FALSE(p.decide("other.cl:k", c, l).cached);
+  REQUIRE(p.cached("k.cl:k", l).has_value());
+  CHECK(p.cached("k.cl:k", l)->index == first.index);
+  CHECK_FALSE(p.cached("k.cl:k", LaunchShape::parse("8192,16", "64,1")).has_value());
   p.clear_cache();
+  CHECK_FALSE(p.cached("k.cl:k", l).has_value());
   CHECK(p.cache_size() == 0);
 
   // Many threads, a few hundred distinct launches (more than the capacity): every decision equals the uncached one.

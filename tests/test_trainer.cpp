@@ -440,3 +440,37 @@ TEST_CASE("expressions of code features are kept only when training could evalua
   const auto l = pred::LaunchShape::parse("4096", "64");
   CHECK(p.scores(c, l, {{"N", 100}}) == p.scores(c, l));
 }
+
+TEST_CASE("code features are joined by kernel name into a dataset swept without them", "[trainer]") {
+  const std::vector<std::string> kernels = {"atax1", "atax2", "bicg1", "bicg2", "conv2d", "fdtd1", "fdtd2", "fdtd3",
+                                            "gemm",  "gesummv", "mvt1", "mvt2", "pagerank", "spmv", "syr2k"};
+  const std::string header = "file,kernel,mem_continuous,global_bytes_per_item,global_bytes_per_item_expr\n";
+  std::string text = header;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (i == 8) text += header;  // outputs of several `dop features` runs, concatenated
+    text += "k.cl," + kernels[i] + "," + std::to_string(i) + "," + (i % 2 ? "" : std::to_string(4 * i)) +
+            ",global_size_0 * 8\n";
+  }
+  train::LoadOptions o;
+  o.features = write_text("features.csv", text);
+  const auto d = train::load_dataset(pocl_dataset(), o);
+  CHECK(d.code_keys == std::vector<std::string>{"mem_continuous", "global_bytes_per_item"});
+  CHECK(d.expr_keys == std::vector<std::string>{"global_bytes_per_item_expr"});
+  for (const auto& w : d.workloads) {
+    const size_t i = size_t(std::find(kernels.begin(), kernels.end(), w.kernel) - kernels.begin());
+    REQUIRE(i < kernels.size());
+    CHECK(w.code[0] == double(i));
+    CHECK((i % 2 ? std::isnan(w.code[1]) : w.code[1] == double(4 * i)));
+    CHECK(w.exprs.at("global_bytes_per_item_expr") == "global_size_0 * 8");
+  }
+  // Missing kernels, conflicting rows, a dataset that has features already.
+  const auto missing = text.substr(0, text.find("gemm") - 5);  // up to fdtd3
+  o.features = write_text("features_missing.csv", missing.substr(0, missing.rfind('\n') + 1));
+  CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o), Catch::Contains("is not in") && Catch::Contains("features_missing.csv"));
+  o.features = write_text("features_conflict.csv", text + "other.cl,atax1,99,,\n");
+  CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o),
+                    Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
+  o.features = write_text("features_ok.csv", text);
+  CHECK_THROWS_WITH(train::load_dataset(synthetic_dataset("has_features.csv", 3, 1), o),
+                    Catch::Contains("already has code features"));
+}

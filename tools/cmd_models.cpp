@@ -199,7 +199,7 @@ void run_predict(const PredictFlags& f) {
 // ---------------------------------------------------------------------------------------------------------------
 
 struct TrainFlags {
-  std::string data, type = "gbt", out, header, ns, platform, platform_id;
+  std::string data, type = "gbt", out, header, ns, platform, platform_id, features;
   std::vector<std::string> params;
   size_t cv = 64;
   bool no_loko = false, json = false, no_derived = false, verbose = false;
@@ -239,6 +239,7 @@ void print_dataset(const train::Dataset& d) {
 void run_train(const TrainFlags& f) {
   train::LoadOptions lo;
   lo.platform_id = f.platform_id;
+  lo.features = f.features;
   const train::Dataset d = train::load_dataset(f.data, lo);
   print_problems(d, f.verbose);
   train::TrainOptions o;
@@ -300,7 +301,7 @@ void run_train(const TrainFlags& f) {
 }
 
 struct EvalFlags {
-  std::string model, data;
+  std::string model, data, features;
   bool json = false, verbose = false;
 };
 
@@ -308,6 +309,7 @@ void run_eval(const EvalFlags& f) {
   const pred::Model m = pred::Model::load(f.model);
   train::LoadOptions lo;
   lo.platform_id = m.platform.id;
+  lo.features = f.features;
   const train::Dataset d = train::load_dataset(f.data, lo);
   print_problems(d, f.verbose);
   train::Evaluation e;
@@ -345,6 +347,8 @@ void add_models(CLI::App& app) {
     cmd->add_option("--platform", f->platform, "Platform record (dop characterize): GPU compute units");
     cmd->add_option("--gpu-units", f->gpu_units, "GPU compute units for the derived features (overrides --platform)");
     cmd->add_option("--platform-id", f->platform_id, "Use the rows of this platform (datasets with several)");
+    cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output) into "
+                                               "a dataset swept without them");
     cmd->add_flag("--no-derived", f->no_derived, "Without the derived launch features (waves, groups per unit)");
     cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
     cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
@@ -357,6 +361,7 @@ void add_models(CLI::App& app) {
     auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on a sweep dataset (Dopia's metrics)");
     cmd->add_option("model", f->model, "Model file (dop-model/1)")->required();
     cmd->add_option("data", f->data, "Sweep dataset (CSV)")->required();
+    cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output)");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
     cmd->callback([f] { run_eval(*f); });

@@ -59,6 +59,16 @@ int dop_predictor_predict(dop_predictor* p, const char* kernel_id, size_t n_feat
       l.global[d] = global[d];
       l.local[d] = local[d];
     }
+    if (kernel_id) {  // a memoised decision needs no features
+      if (const auto hit = p->predictor.cached(kernel_id, l)) {
+        out->cpu_util = hit->config.cpu;
+        out->gpu_util = hit->config.gpu;
+        out->predicted = hit->predicted;
+        out->index = hit->index;
+        out->cached = 1;
+        return 0;
+      }
+    }
     dop::pred::CodeFeatures code;
     for (size_t i = 0; i < n_features; ++i) {
       if (!names[i]) return fail("dop_predictor_predict: feature name " + std::to_string(i) + " is NULL");

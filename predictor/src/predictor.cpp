@@ -752,6 +752,20 @@ std::string cache_key(const std::string& kernel_id, const LaunchShape& l, const 
 }
 }  // namespace
 
+std::optional<Decision> Predictor::cached(const std::string& kernel_id, const LaunchShape& launch,
+                                          const ArgValues& args) const {
+  const Impl& I = *impl_;
+  if (I.options.cache_capacity == 0) return std::nullopt;
+  const std::string key = cache_key(kernel_id, launch, args);
+  auto& shard = I.shards[std::hash<std::string>{}(key) % kShards];
+  std::shared_lock lock(shard.mu);
+  const auto it = shard.map.find(key);
+  if (it == shard.map.end()) return std::nullopt;
+  Decision d = it->second;
+  d.cached = true;
+  return d;
+}
+
 Decision Predictor::decide(const std::string& kernel_id, const CodeFeatures& code, const LaunchShape& launch,
                            const ArgValues& args) const {
   const Impl& I = *impl_;

@@ -87,6 +87,51 @@ struct Partial {
 
 }  // namespace
 
+FeatureTable load_feature_table(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw DatasetError(path + ": cannot be read");
+  FeatureTable t;
+  std::vector<std::string> header;
+  std::map<std::string, size_t> first_line;
+  std::string line;
+  size_t ikernel = 0, lineno = 0;
+  std::vector<size_t> cols;
+  while (std::getline(f, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const auto fields = split(line);
+    if (header.empty()) {
+      header = fields;
+      const auto ik = std::find(header.begin(), header.end(), "kernel");
+      if (ik == header.end() || std::find(header.begin(), header.end(), "file") == header.end())
+        throw DatasetError(path + ":1: needs columns 'file' and 'kernel' (dop features --csv)");
+      ikernel = size_t(ik - header.begin());
+      for (size_t i = 0; i < header.size(); ++i)
+        if (header[i] != "file" && header[i] != "kernel" && header[i] != "diagnostics") {
+          cols.push_back(i);
+          t.keys.push_back(header[i]);
+        }
+      continue;
+    }
+    if (fields == header) continue;  // concatenated outputs
+    if (fields.size() != header.size())
+      throw DatasetError(path + ":" + std::to_string(lineno) + ": " + std::to_string(fields.size()) +
+                         " fields, the header has " + std::to_string(header.size()));
+    std::vector<std::string> v;
+    for (size_t i : cols) v.push_back(fields[i]);
+    const std::string& k = fields[ikernel];
+    const auto it = t.by_kernel.find(k);
+    if (it != t.by_kernel.end() && it->second != v)
+      throw DatasetError(path + ":" + std::to_string(lineno) + ": kernel '" + k + "' again with other features (first at "
+                         "line " + std::to_string(first_line[k]) + "): kernels are joined by name");
+    if (it == t.by_kernel.end()) first_line[k] = lineno;
+    t.by_kernel[k] = v;
+  }
+  if (header.empty()) throw DatasetError(path + ": empty (no header line)");
+  return t;
+}
+
 pred::CodeFeatures Workload::code_features(const std::vector<std::string>& code_keys) const {
   pred::CodeFeatures f;
   for (size_t i = 0; i < code_keys.size() && i < code.size(); ++i) f.values[code_keys[i]] = code[i];
@@ -272,6 +317,38 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     throw DatasetError(path + ": no data rows" +
                        (options.platform_id.empty() ? std::string() : " of platform '" + options.platform_id + "'"));
 
+  if (!options.features.empty()) {
+    if (!d.code_keys.empty() || !d.expr_keys.empty())
+      throw DatasetError(path + ": already has code features; --features joins them only into a dataset without");
+    const FeatureTable t = load_feature_table(options.features);
+    std::vector<size_t> num, ex;
+    for (size_t i = 0; i < t.keys.size(); ++i) {
+      if (ends_with(t.keys[i], "_expr")) {
+        ex.push_back(i);
+        d.expr_keys.push_back(t.keys[i]);
+      } else {
+        num.push_back(i);
+        d.code_keys.push_back(t.keys[i]);
+      }
+    }
+    for (auto& p : parts) {
+      const auto it = t.by_kernel.find(p.w.kernel);
+      if (it == t.by_kernel.end())
+        throw DatasetError(path + ":" + std::to_string(p.w.line) + ": kernel '" + p.w.kernel + "' (workload '" +
+                           p.w.name + "') is not in " + options.features);
+      p.w.code.clear();
+      for (size_t i : num) {
+        const std::string& x = it->second[i];
+        char* end = nullptr;
+        const double v = x.empty() ? std::nan("") : std::strtod(x.c_str(), &end);
+        if (!x.empty() && (end == x.c_str() || *end))
+          throw DatasetError(options.features + ": kernel '" + p.w.kernel + "': " + t.keys[i] + " '" + x +
+                             "' is not a number");
+        p.w.code.push_back(v);
+      }
+      for (size_t i : ex) p.w.exprs[t.keys[i]] = it->second[i];
+    }
+  }
   d.cpu_levels.assign(cpu_levels.begin(), cpu_levels.end());
   d.gpu_levels.assign(gpu_levels.begin(), gpu_levels.end());
   pred::Model grid;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -218,6 +219,9 @@ class Predictor {
   /// Best configuration, memoised: `kernel_id` must identify the kernel's code features (e.g. "file.cl:name").
   Decision decide(const std::string& kernel_id, const CodeFeatures& code, const LaunchShape& launch,
                   const ArgValues& args = {}) const;
+  /// The memoised decision of (kernel id, launch shape, argument values), if there is one (cached = true).
+  std::optional<Decision> cached(const std::string& kernel_id, const LaunchShape& launch,
+                                 const ArgValues& args = {}) const;
   size_t cache_size() const;
   void clear_cache() const;
 

@@ -58,6 +58,9 @@ struct Dataset {
 struct LoadOptions {
   /// Use only rows of this platform; required when the file holds several.
   std::string platform_id;
+  /// Code features to join by kernel name, for a dataset swept without them: `dop features --csv` output (several
+  /// files' outputs may be concatenated; repeated headers are skipped). The dataset must have no code features.
+  std::string features;
 };
 
 /// Reads a sweep dataset. Malformed input (missing columns, wrong field counts, a non-number in a numeric column,
@@ -65,6 +68,14 @@ struct LoadOptions {
 /// DatasetError naming file:line:column. Rows with valid = 0 or non-positive times are counted and reported in
 /// `problems`, never used; workloads left without a valid time for every configuration are excluded and reported.
 Dataset load_dataset(const std::string& path, const LoadOptions& options = {});
+
+/// Code features by kernel function name from `dop features --csv` output: kernel -> (keys, values as text).
+/// Throws DatasetError naming file:line for malformed rows and for a kernel listed twice with other values.
+struct FeatureTable {
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<std::string>> by_kernel;
+};
+FeatureTable load_feature_table(const std::string& path);
 
 /// Indices of all workloads.
 std::vector<size_t> all_workloads(const Dataset& data);
