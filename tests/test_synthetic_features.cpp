@@ -1,9 +1,6 @@
 // The synthetic generator is ground truth for the static feature extractor (Dopia Table 1): the features extracted
 // from every generated kernel must agree with what its parameters imply. Built only when the dop_features target
 // exists (analysis tier).
-//
-// NOTE for whoever merges features/: the only line that depends on the shape of dop/features.hpp is in
-// extract_features() below; adapt it to the real API (it must return the Table 1 counts of the named kernel).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -18,11 +15,14 @@ namespace {
 
 // Feature name -> count for kernel `kernel` of `source`.
 std::map<std::string, double> extract_features(const std::string& source, const std::string& kernel) {
-  std::map<std::string, double> out;
-  const auto features = dop::features::extract(source, kernel);  // API: adapt here
-  for (const char* key : {"mem_constant", "mem_continuous", "mem_stride", "mem_random", "arith_int", "arith_float"})
-    out[key] = double(features.at(key));
-  return out;
+  dop::features::Options o;
+  o.kernel = kernel;
+  const auto r = dop::features::analyze(source, kernel + ".cl", o);
+  REQUIRE(r.kernels.size() == 1);
+  const auto& k = r.kernels[0];
+  return {{"mem_constant", double(k.mem_constant)}, {"mem_continuous", double(k.mem_continuous)},
+          {"mem_stride", double(k.mem_stride)},     {"mem_random", double(k.mem_random)},
+          {"arith_int", double(k.arith_int)},       {"arith_float", double(k.arith_float)}};
 }
 
 void check_program(const syn::Params& p) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "stats.hpp"
 #include "dop/runtime.hpp"
 
 namespace dop::cli {
@@ -23,12 +24,6 @@ struct SplitFlags {
   int repeat = 5;
   DeviceFlags devices;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 void write_report(const nlohmann::json& report, const std::string& path) {
   std::ofstream o(path);

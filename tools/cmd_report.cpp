@@ -10,6 +10,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "stats.hpp"
 #include "dop/sweep.hpp"
 
 namespace dop::cli {
@@ -26,12 +27,6 @@ struct Row {
   std::string workload, set;
   double cpu = 0, gpu = 0, median = 0, min = 0, max = 0;
 };
-
-double pct(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
-}
 
 std::vector<Row> load(const std::string& path, const std::string& only_set, size_t& invalid) {
   std::ifstream f(path);
@@ -124,7 +119,7 @@ void run_report(const ReportFlags& f) {
   std::printf("%s: %zu valid rows (%zu invalid skipped), %zu workloads (%zu with the full grid)%s\n", f.data.c_str(),
               rows.size(), invalid, by_w.size(), complete, f.set.empty() ? "" : (", set " + f.set).c_str());
   std::printf("spread between repeats, (max-min)/median: median %.1f%%, 90th percentile %.1f%%\n\n",
-              100 * pct(spread, 0.5), 100 * pct(spread, 0.9));
+              100 * quantile(spread, 0.5), 100 * quantile(spread, 0.9));
 
   std::printf("mean normalised performance (best time / time), rows CPU util, columns GPU util:\n%8s", "cpu\\gpu");
   for (double g : gpus) std::printf(" %6.3g", g);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "stats.hpp"
 #include "dop/runtime.hpp"
 
 namespace dop::cli {
@@ -22,12 +23,6 @@ struct RunFlags {
   int repeat = 1;
   DeviceFlags devices;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 nlohmann::json device_json(const DeviceStats& d) {
   return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups},

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
   dop::cli::add_sweep(app);
   dop::cli::add_report(app);
   dop::cli::add_synth(app);
+#if DOP_ANALYSIS
+  dop::cli::add_features(app);
+#endif
   dop::cli::add_models(app);
   try {
     app.parse(argc, argv);

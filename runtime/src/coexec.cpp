@@ -405,7 +405,10 @@ struct Executor::Impl {
     res.config = cfg;
     const bool use_cpu = cfg.cpu > 0, use_gpu = cfg.gpu > 0;
     if (use_cpu && !sel.cpu) throw std::invalid_argument("configuration " + to_string(cfg) + " needs a CPU device");
-    if (use_gpu && !sel.gpu) throw std::invalid_argument("configuration " + to_string(cfg) + " needs a GPU device");
+    if (use_gpu && !sel.gpu)
+      throw std::invalid_argument("configuration " + to_string(cfg) +
+                                  " needs a GPU device, and none is selected (`dop devices` lists them; without a "
+                                  "GPU, POCL_DEVICES=\"pthread pthread\" gives PoCL a second device for the GPU role)");
     if (!use_cpu && !use_gpu) throw std::invalid_argument("configuration " + to_string(cfg) + " uses no device");
 
     // Resolve the configuration into devices (built lazily, outside the timed region).
