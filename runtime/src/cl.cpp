@@ -486,8 +486,10 @@ DeviceHandle create_sub_device(const DeviceInfo& parent, cl_uint cores) {
   // Sub-devices are pooled for the life of the process, one per (parent, core count): they are cheap, bounded in
   // number, reused by every executor, and never destroyed while an implementation thread may still complete work on
   // them (PoCL 3.1's pthread device crashed when a sub-device was released right after its last command).
+  // Allocated once and never destroyed, so that the pooled devices stay reachable (not leaks) until the process ends.
   static std::mutex pool_mutex;
-  static std::map<std::pair<cl_device_id, cl_uint>, cl_device_id> pool;
+  static auto* pool_ptr = new std::map<std::pair<cl_device_id, cl_uint>, cl_device_id>();
+  auto& pool = *pool_ptr;
   std::lock_guard<std::mutex> lock(pool_mutex);
   cl_device_id& sub = pool[{parent.device, cores}];
   if (!sub) {
