@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
 #if DOP_ANALYSIS
   dop::cli::add_features(app);
 #endif
+  dop::cli::add_models(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

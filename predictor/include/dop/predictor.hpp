@@ -1,0 +1,240 @@
+// dop predictor: evaluates a trained degree-of-parallelism model (`dop-model/1`, docs/models.md) for every
+// configuration of the platform's grid and returns the best one (Dopia, PPoPP'22, Section 5.2). Runtime tier: C++17
+// and nlohmann-json only (no XGBoost, Eigen or OpenCL), so that applications can embed it.
+//
+//   auto p = dop::pred::Predictor::load("model.json", {.platform_id = "h100-xeon16"});
+//   dop::pred::CodeFeatures f{{{"mem_continuous", 3}, {"arith_float", 2}, ...}};
+//   auto d = p.decide("gemm.cl:gemm", f, dop::pred::LaunchShape::parse("1024,1024", "16,16"));
+//   // d.config.cpu, d.config.gpu, d.predicted
+//
+// The feature vector of a (kernel, launch, configuration) is computed by feature_vector(), which the trainer uses
+// for its training matrix too: training and prediction cannot disagree on what a feature means.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dop::pred {
+
+/// The model file format this predictor reads and writes.
+inline constexpr const char* kModelFormat = "dop-model/1";
+
+/// A model that cannot be used: unreadable, corrupt, of an unknown version, or not matching the caller (schema,
+/// platform). The message names the file and the problem.
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A degree-of-parallelism configuration: shares of the CPU cores and of the GPU, in [0, 1].
+struct Config {
+  double cpu = 0;
+  double gpu = 0;
+};
+
+/// An NDRange launch: dimensions, global and local sizes (1 for unused dimensions).
+struct LaunchShape {
+  unsigned work_dim = 1;
+  std::array<uint64_t, 3> global{1, 1, 1};
+  std::array<uint64_t, 3> local{1, 1, 1};
+  uint64_t global_size() const { return global[0] * global[1] * global[2]; }
+  uint64_t local_size() const { return local[0] * local[1] * local[2]; }
+  /// Work-groups: the product over dimensions of ceil(global / local).
+  uint64_t num_groups() const;
+  /// Parses "X[,Y[,Z]]" for both sizes (the same number of dimensions, every size >= 1). Throws
+  /// std::invalid_argument naming the problem.
+  static LaunchShape parse(const std::string& global, const std::string& local);
+  std::string str() const;  ///< "1024x1024/16x16"
+  bool operator==(const LaunchShape& o) const {
+    return work_dim == o.work_dim && global == o.global && local == o.local;
+  }
+};
+
+/// Where a model input comes from.
+enum class Source {
+  code,     ///< a static code feature (`dop features`), given by the caller
+  launch,   ///< a property of the launch shape (work_dim, global_size, ...)
+  derived,  ///< computed from the launch shape, the platform and possibly the configuration
+  config    ///< the configuration being evaluated (cpu_util, gpu_util)
+};
+const char* source_name(Source s);
+
+/// One input of a model, in the order of the model's feature vector.
+struct Feature {
+  std::string name;        ///< unique within a model
+  Source source = Source::code;
+  std::string key;         ///< code features: the key in `dop features` output (usually == name)
+  std::string expr_key;    ///< code features: key of an integer expression used when the value is missing
+  std::string definition;  ///< launch, derived, config: the formula, as in builtin_features()
+};
+
+/// The launch, derived and configuration features this predictor can compute, with their definitions. A model
+/// that names another, or gives another definition for one of these, is refused.
+const std::vector<Feature>& builtin_features();
+/// Names of the builtin features that depend on the configuration (besides cpu_util and gpu_util themselves).
+bool depends_on_config(const std::string& builtin_name);
+
+/// The platform a model was trained for: its id, and the compute units the derived features divide by.
+struct Platform {
+  std::string id;
+  int cpu_units = 1;  ///< CPU cores at cpu_util = 1
+  int gpu_units = 1;  ///< GPU compute units (1 when unknown: the derived GPU features are then plain counts)
+};
+
+/// A regression tree in XGBoost's semantics: at an internal node, x[feature] < threshold (float comparison) goes
+/// to `left`, otherwise to `right`; a missing value (NaN) goes to `left` if default_left, else to `right`. Node 0
+/// is the root; node i is a leaf when left[i] < 0, and then value[i] is its output.
+struct Tree {
+  std::vector<int32_t> feature, left, right;
+  std::vector<float> threshold, value;
+  std::vector<uint8_t> default_left;
+  size_t size() const { return left.size(); }
+  int depth() const;  ///< edges on the longest root-to-leaf path
+};
+
+/// A term of a linear model: weight * product of standardised factors. A factor is
+/// (t(x[feature]) - mean) / scale with t = log1p (when log1p is set) or the identity; a missing x gives 0.
+struct LinearFactor {
+  int32_t feature = 0;
+  bool log1p = false;
+  double mean = 0;
+  double scale = 1;
+};
+struct LinearTerm {
+  double weight = 0;
+  std::vector<LinearFactor> factors;
+};
+
+/// A trained model: what it is, what it was trained for, its inputs, and its parameters.
+struct Model {
+  std::string type;       ///< dt, rf, gbt, rank, linear
+  std::string objective;  ///< reg:squarederror, rank:pairwise, rank:ndcg, ridge
+  std::string output;     ///< "normalised_performance" (best time / time) or "score" (ranking: higher is better)
+  Platform platform;
+  std::vector<double> cpu_levels, gpu_levels;  ///< the grid; configurations are all pairs but (0, 0)
+  std::vector<Feature> features;               ///< the feature vector, in order
+  // Tree ensembles (dt, rf, gbt, rank): output = base_score + sum of the trees' leaf values, summed in float in
+  // tree order (as XGBoost does).
+  float base_score = 0;
+  std::vector<Tree> trees;
+  // Linear models: output = intercept + sum of terms.
+  double intercept = 0;
+  std::vector<LinearTerm> terms;
+  /// Training metadata (dataset, parameters, metrics, timings) as a JSON object text; not used for prediction.
+  std::string training = "{}";
+
+  bool is_tree_model() const { return !trees.empty(); }
+  /// The grid's configurations in grid order: CPU level major, GPU level minor, without (0, 0).
+  std::vector<Config> configs() const;
+  /// Keys of the code features, in feature-vector order.
+  std::vector<std::string> code_keys() const;
+
+  /// Throws ModelError("<origin>: <path>: <problem>") when the model is inconsistent (child or feature indices out
+  /// of range, cycles, unknown builtin features or definitions, bad grid, ...).
+  void validate(const std::string& origin) const;
+  std::string to_json(int indent = 1) const;
+  /// Parses a model file's text. Syntax errors name line and column; schema errors name the JSON path.
+  static Model parse(const std::string& text, const std::string& origin);
+  static Model load(const std::string& path);
+  void save(const std::string& path) const;
+};
+
+/// Code features of one kernel by key (as `dop features` writes them), and optional integer expressions for
+/// values that depend on kernel arguments (global_bytes_per_item_expr, ...). NaN means missing.
+struct CodeFeatures {
+  std::map<std::string, double> values;
+  std::map<std::string, std::string> exprs;
+};
+/// Kernel scalar argument values by name, for the symbols of code-feature expressions.
+using ArgValues = std::map<std::string, int64_t>;
+
+/// Evaluates an integer expression of `dop features` syntax: integers, names, + - * / (C integer division),
+/// unary minus, parentheses. Names are looked up in `values`; throws std::invalid_argument for a syntax error, an
+/// unknown name or a division by zero.
+int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values);
+
+/// The symbols a launch defines for expressions: global_size_0..2, local_size_0..2, num_groups_0..2,
+/// global_offset_0..2 (0), work_dim.
+std::map<std::string, int64_t> launch_symbols(const LaunchShape& launch);
+
+/// The model's code features in order, from `code`: a missing value (absent or NaN) is computed from its
+/// expression when there is one and every symbol is known (arguments, then launch symbols), otherwise it stays
+/// NaN (missing; trees send it the default way). Throws ModelError naming the key when a code feature is neither
+/// given nor has an expression: the caller's feature set does not match the model's schema.
+std::vector<double> code_vector(const std::vector<Feature>& features, const CodeFeatures& code,
+                                const LaunchShape& launch, const ArgValues& args = {});
+
+/// Fills out[0..features.size()) with the feature vector of one configuration; `code` is in the order of the code
+/// features among `features`. Values are computed in double and rounded to float, as the trees compare them.
+void feature_vector(const std::vector<Feature>& features, const Platform& platform, const double* code,
+                    const LaunchShape& launch, const Config& config, float* out);
+
+/// The outcome of one launch decision.
+struct Decision {
+  Config config;
+  size_t index = 0;        ///< position of config in Model::configs()
+  double predicted = 0;    ///< the model's output for it (normalised performance, or a ranking score)
+  bool cached = false;     ///< the decision came from the memo
+};
+
+struct PredictorOptions {
+  /// The caller's platform id; when not empty, a model trained for another platform is refused.
+  std::string platform_id;
+  /// Memoised decisions kept (in 16 shards); 0 disables memoisation.
+  size_t cache_capacity = 65536;
+};
+
+/// Evaluates a model for every configuration and picks the best (the first of equal outputs in grid order).
+/// Thread-safe: every method may be called concurrently; decisions are memoised per (kernel id, launch shape,
+/// argument values) in a sharded cache with shared (reader) locks.
+class Predictor {
+ public:
+  explicit Predictor(Model model, PredictorOptions options = {});
+  static Predictor load(const std::string& path, PredictorOptions options = {});
+  ~Predictor();
+  Predictor(Predictor&&) noexcept;
+  Predictor& operator=(Predictor&&) noexcept;
+
+  const Model& model() const;
+  size_t num_configs() const;
+
+  /// The model's output for every configuration (grid order); code in code-feature order.
+  void scores(const double* code, const LaunchShape& launch, double* out) const;
+  std::vector<double> scores(const CodeFeatures& code, const LaunchShape& launch, const ArgValues& args = {}) const;
+  /// The reference evaluation: one full feature vector and one tree walk per configuration (no shortcuts). Used by
+  /// tests to check the fast path of scores().
+  void scores_reference(const double* code, const LaunchShape& launch, double* out) const;
+  /// The model's output for one explicit feature vector (Model::features order), as XGBoost would compute it.
+  double predict_row(const float* x) const;
+
+  /// Best configuration, not memoised.
+  Decision decide(const double* code, const LaunchShape& launch) const;
+  Decision decide(const CodeFeatures& code, const LaunchShape& launch, const ArgValues& args = {}) const;
+  /// Best configuration, memoised: `kernel_id` must identify the kernel's code features (e.g. "file.cl:name").
+  Decision decide(const std::string& kernel_id, const CodeFeatures& code, const LaunchShape& launch,
+                  const ArgValues& args = {}) const;
+  /// The memoised decision of (kernel id, launch shape, argument values), if there is one (cached = true).
+  std::optional<Decision> cached(const std::string& kernel_id, const LaunchShape& launch,
+                                 const ArgValues& args = {}) const;
+  size_t cache_size() const;
+  void clear_cache() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A self-contained C++17 header that evaluates `model` with no dependency: the trees (or linear terms) as static
+/// arrays, the grid, the feature derivation, and
+///   float NS::predict(const float* x);                         // one feature vector (NS::kFeatureNames order)
+///   NS::Decision NS::decide(const double* code, unsigned work_dim, const unsigned long long* global,
+///                           const unsigned long long* local);  // best configuration
+std::string generate_header(const Model& model, const std::string& name_space);
+
+}  // namespace dop::pred

@@ -1,0 +1,170 @@
+// dop train / eval / predict / export as users run them, on the committed PoCL sweep dataset.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using dop::test::dop_binary;
+using dop::test::read_file;
+using dop::test::run_command;
+using nlohmann::json;
+
+namespace {
+
+std::string data(const std::string& f) { return std::string(DOP_SOURCE_DIR) + "/tests/data/models/" + f; }
+std::string tmp(const std::string& f) { return std::string(DOP_BINARY_DIR) + "/models_cli_test_" + f; }
+const std::string kData = data("pocl_real_small.csv");
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+// A flat features file with every code feature of a model (value 1; the expression of global_bytes_per_item).
+std::string features_for(const std::string& model) {
+  const auto m = json::parse(read_file(model));
+  json f = json::object();
+  for (const auto& x : m["features"])
+    if (x["source"] == "code") f[x["key"].get<std::string>()] = 1;
+  const std::string path = tmp("features.json");
+  write(path, f.dump());
+  return path;
+}
+
+json parse(const std::string& out) {
+  const auto j = json::parse(out, nullptr, false);
+  INFO(out);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("dop predict, export: a committed model", "[cli][models]") {
+  const std::string model = data("gbt.json");
+  const std::string features = features_for(model);
+  write(tmp("nofeatures.json"), "{}");
+  auto r = run_command(dop_binary() + " predict --model " + model + " --features " + tmp("nofeatures.json") +
+                       " --global 1024,512 --local 16,16");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("code feature 'mem_constant' is required by the model but was not given"));
+  r = run_command(dop_binary() + " predict --model " + model + " --features " + features +
+                       " --global 1024,512 --local 16,16 --json");
+  REQUIRE(r.rc == 0);
+  const auto j = parse(r.out);
+  CHECK(j["platform_id"] == "pocl-test");
+  CHECK(j["launch"] == "1024x512/16x16");
+  CHECK(j["configurations"].size() == 44);
+  double best = -1e300;
+  for (const auto& c : j["configurations"]) best = std::max(best, c["predicted"].get<double>());
+  CHECK(j["predicted"].get<double>() == best);
+
+  r = run_command(dop_binary() + " predict --model " + model + " --features " + features +
+                  " --global 1024 --local 64 --all");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted normalised performance") && Catch::Contains("<- best"));
+
+  r = run_command(dop_binary() + " predict --model " + model + " --features " + features +
+                  " --global 1024 --local 64 --platform-id h100-xeon16");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("trained for platform 'pocl-test'") && Catch::Contains("h100-xeon16"));
+
+  write(tmp("corrupt.json"), "{\"format\": \"dop-model/1\",\n\"type\": \"gbt\",,\n}");
+  r = run_command(dop_binary() + " predict --model " + tmp("corrupt.json") + " --features " + features +
+                  " --global 1024 --local 64");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("corrupt.json:2:15: invalid JSON"));
+
+  r = run_command(dop_binary() + " predict --model " + model + " --features " + features +
+                  " --global 1024 --local 64,2");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("different numbers of dimensions"));
+
+  r = run_command(dop_binary() + " export " + model + " --header " + tmp("exported.hpp") + " --namespace my_model");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(read_file(tmp("exported.hpp")), Catch::Contains("namespace my_model {") &&
+                                                 Catch::Contains("inline float predict(const float* x)"));
+  r = run_command(dop_binary() + " export " + model + " --header " + tmp("exported.hpp") + " --namespace 9bad");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("not a C++ namespace name"));
+}
+
+#if DOP_ANALYSIS
+TEST_CASE("dop train: cross-validation, leave-one-kernel-out, model and header", "[cli][models]") {
+  const std::string model = tmp("dt.json"), header = tmp("dt.hpp");
+  auto r = run_command(dop_binary() + " train " + kData + " --model dt --cv 5 --out " + model + " --header " + header +
+                       " --json");
+  REQUIRE(r.rc == 0);
+  const auto j = parse(r.out);
+  CHECK(j["dataset"]["workloads"] == 30);
+  CHECK(j["cv"]["folds"] == 5);
+  CHECK(j["cv"]["strategies"][0]["name"] == "model (dt)");
+  CHECK(j["cv"]["strategies"][0]["workloads"] == 30);
+  CHECK(j["loko"]["folds"] == 15);  // 15 real-world kernels, 2 workloads each
+  CHECK(j["loko"]["per_kernel"].size() == 15);
+  CHECK(j["model"]["path"] == model);
+  CHECK(read_file(model).rfind("{\n \"format\": \"dop-model/1\"", 0) == 0);
+  CHECK_THAT(read_file(header), Catch::Contains("inline Decision decide("));
+
+  r = run_command(dop_binary() + " train " + kData + " --model linear --cv 100 --no-loko");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("100 folds requested, clamped to the 30 workloads") &&
+                        Catch::Contains("strategy") && Catch::Contains("model (linear)") &&
+                        Catch::Contains("best constant"));
+  CHECK_THAT(r.out, !Catch::Contains("leave-one-kernel-out"));
+
+  r = run_command(dop_binary() + " eval " + model + " " + kData + " --json");
+  REQUIRE(r.rc == 0);
+  const auto e = parse(r.out);
+  CHECK(e["evaluation"]["strategies"].size() == 5);
+  CHECK(e["evaluation"]["strategies"][1]["name"] == "CPU only");
+
+  r = run_command(dop_binary() + " train " + kData + " --model svm");
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("svm"));
+  r = run_command(dop_binary() + " train " + kData + " --model gbt --param max_depth");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("--param 'max_depth' must be KEY=VALUE"));
+}
+
+TEST_CASE("dop predict takes the code features from the kernel source", "[cli][models]") {
+  const std::string model = data("gbt.json");
+  const std::string source = std::string(DOP_SOURCE_DIR) + "/kernels/gemm/gemm.cl";
+  auto r = run_command(dop_binary() + " predict --model " + model + " " + source +
+                       " --kernel gemm --global 112,96 --local 16,16 --json");
+  REQUIRE(r.rc == 0);
+  const auto from_source = parse(r.out);
+  // The same through `dop features --json` output.
+  r = run_command(dop_binary() + " features " + source + " --json > " + tmp("gemm_features.json"));
+  REQUIRE(r.rc == 0);
+  r = run_command(dop_binary() + " predict --model " + model + " --features " + tmp("gemm_features.json") +
+                  " --kernel gemm --global 112,96 --local 16,16 --json");
+  REQUIRE(r.rc == 0);
+  const auto from_json = parse(r.out);
+  CHECK(from_json["configurations"] == from_source["configurations"]);
+  CHECK(from_json["cpu_util"] == from_source["cpu_util"]);
+  // A kernel that is not in the file.
+  r = run_command(dop_binary() + " predict --model " + model + " " + source + " --kernel nope --global 64 --local 8");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("no kernel 'nope'"));
+}
+
+TEST_CASE("dop train and eval report bad datasets with file, line and column", "[cli][models]") {
+  std::string text = read_file(kData);
+  const auto third = text.find('\n', text.find('\n') + 1) + 1;
+  const auto comma = text.find(",1,512,", third);  // work_dim, global_size of line 3
+  REQUIRE(comma != std::string::npos);
+  text.replace(comma, 7, ",1,5x2,");
+  write(tmp("bad.csv"), text);
+  auto r = run_command(dop_binary() + " train " + tmp("bad.csv") + " --model dt --cv 2");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("bad.csv:3: column 41 (global_size): '5x2' is not a number"));
+  r = run_command(dop_binary() + " eval " + data("dt.json") + " " + tmp("bad.csv"));
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("bad.csv:3: column 41 (global_size)"));
+  r = run_command(dop_binary() + " eval " + data("dt.json") + " " + tmp("missing.csv"));
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("missing.csv: cannot be read"));
+}
+#endif

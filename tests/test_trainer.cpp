@@ -1,0 +1,516 @@
+// The trainer (analysis tier): the dataset loader and its errors, predictions equal to XGBoost's, the ridge
+// baseline, cross-validation grouped by workload (no leakage), leave-one-kernel-out, the baselines' metrics.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "dop/predictor.hpp"
+#include "dop/trainer.hpp"
+#include "support.hpp"
+
+using namespace dop;
+
+namespace {
+
+std::string pocl_dataset() { return std::string(DOP_SOURCE_DIR) + "/tests/data/models/pocl_real_small.csv"; }
+std::string tmp(const std::string& f) { return std::string(DOP_BINARY_DIR) + "/trainer_test_" + f; }
+
+const char* kLaunchAndTail =
+    "work_dim,global_size,local_size,num_groups,global_x,global_y,global_z,local_x,local_y,local_z,cpu_util,gpu_util,"
+    "cpu_cores,gpu_alloc,gpu_throttled,time_ms_median,time_ms_min,time_ms_max,repeats,cpu_work_groups,"
+    "gpu_work_groups,cpu_chunks,gpu_chunks,h2d_ms,d2h_ms,merge_ms,valid,error";
+
+struct SynthRow {
+  std::string platform = "synth", workload, set = "paper", kernel;
+  std::vector<std::string> features;  // mem_continuous, global_bytes_per_item, global_bytes_per_item_expr
+  uint64_t gx = 1024, lx = 64;
+  double cpu = 0, gpu = 0, time = 1;
+  int valid = 1;
+};
+
+std::string header_line() {
+  return std::string("platform_id,workload,set,kernel,mem_continuous,global_bytes_per_item,"
+                     "global_bytes_per_item_expr,") +
+         kLaunchAndTail + "\n";
+}
+
+std::string row_line(const SynthRow& r) {
+  std::ostringstream o;
+  o.precision(17);
+  const uint64_t groups = (r.gx + r.lx - 1) / r.lx;
+  o << r.platform << "," << r.workload << "," << r.set << "," << r.kernel;
+  for (const auto& f : r.features) o << "," << f;
+  o << ",1," << r.gx << "," << r.lx << "," << groups << "," << r.gx << ",1,1," << r.lx << ",1,1," << r.cpu << ","
+    << r.gpu << "," << std::lround(r.cpu * 8) << "," << std::lround(r.gpu * 8) << ",1," << r.time << "," << r.time
+    << "," << r.time << ",1,0,0,0,0,0,0,0," << r.valid << "," << (r.valid ? "" : "wrong output") << "\n";
+  return o.str();
+}
+
+// n workloads on the 5 x 9 grid: unique global sizes, random times (a random best), code features per kernel (some
+// missing, given by an expression of the launch instead).
+std::string synthetic_dataset(const std::string& name, size_t n, uint64_t seed, double structure = 0,
+                              const std::string& expr = "global_size_0 / 256") {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(1.0, 2.0);
+  std::string text = header_line();
+  const double cpu[] = {0, 0.25, 0.5, 0.75, 1};
+  for (size_t w = 0; w < n; ++w) {
+    SynthRow r;
+    r.workload = "w" + std::to_string(w);
+    r.kernel = "k" + std::to_string(w % 7);
+    r.set = w % 3 == 0 ? "real" : "paper";
+    r.gx = 1024 * (w + 1);
+    r.lx = w % 2 ? 64 : 256;
+    const bool missing = w % 5 == 0;
+    r.features = {std::to_string(w % 7), missing ? "" : std::to_string(4 * (w % 4 + 1)), expr};
+    for (double c : cpu)
+      for (int g = 0; g <= 8; ++g) {
+        if (c == 0 && g == 0) continue;
+        r.cpu = c;
+        r.gpu = g / 8.0;
+        // `structure` > 0: kernels k0..k3 like the CPU, the others the GPU (learnable); 0: pure noise.
+        const double pref = (w % 7 < 4) ? c - r.gpu : r.gpu - c;
+        r.time = u(rng) * (1 - structure * 0.4 * pref);
+        text += row_line(r);
+      }
+  }
+  const std::string path = tmp(name);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string path = tmp(name);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+std::string good_rows(size_t workloads) {
+  std::string t = header_line();
+  for (size_t w = 0; w < workloads; ++w) {
+    SynthRow r;
+    r.workload = "w" + std::to_string(w);
+    r.kernel = "k";
+    r.features = {"1", "4", ""};
+    for (int c = 0; c <= 4; ++c)
+      for (int g = 0; g <= 8; ++g) {
+        if (!c && !g) continue;
+        r.cpu = c / 4.0;
+        r.gpu = g / 8.0;
+        r.time = 1 + c + g;
+        t += row_line(r);
+      }
+  }
+  return t;
+}
+
+// The PoCL dataset without its code features (the columns between kernel and the launch block), as a sweep
+// without --features writes it.
+std::string pocl_dataset_without_features() {
+  std::istringstream in(dop::test::read_file(pocl_dataset()));
+  std::string line, out;
+  size_t first = 0, last = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::string cur;
+    for (char ch : line) {
+      if (ch == ',') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur += ch;
+      }
+    }
+    f.push_back(cur);
+    if (out.empty()) {
+      first = size_t(std::find(f.begin(), f.end(), "kernel") - f.begin()) + 1;
+      last = size_t(std::find(f.begin(), f.end(), "global_size") - f.begin()) - 1;  // the launch work_dim
+    }
+    std::string joined;
+    for (size_t i = 0; i < f.size(); ++i)
+      if (i < first || i >= last) joined += (joined.empty() ? "" : ",") + f[i];
+    out += joined + "\n";
+  }
+  const std::string path = tmp("pocl_without_features.csv");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << out;
+  return path;
+}
+
+std::string replace_line(const std::string& text, size_t line, const std::string& from, const std::string& to) {
+  std::istringstream in(text);
+  std::string l, out;
+  for (size_t n = 1; std::getline(in, l); ++n) {
+    if (n == line) {
+      const auto p = l.rfind(from);
+      REQUIRE(p != std::string::npos);
+      l.replace(p, from.size(), to);
+    }
+    out += l + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the PoCL sweep dataset loads", "[trainer]") {
+  const auto d = train::load_dataset(pocl_dataset());
+  CHECK(d.platform_id == "pocl-test");
+  CHECK(d.workloads.size() == 30);
+  CHECK(d.configs.size() == 44);
+  CHECK(d.cpu_levels == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+  CHECK(d.gpu_levels.size() == 9);
+  CHECK(d.rows == 1320);
+  CHECK(d.invalid_rows == 0);
+  CHECK(d.cpu_units >= 1);
+  // Code features from `dop features --csv` (Dopia Table 1 first), the expression column among them.
+  REQUIRE(d.code_keys.size() >= 6);
+  CHECK(d.code_keys[0] == "mem_constant");
+  CHECK(d.code_keys[5] == "arith_float");
+  CHECK(std::find(d.code_keys.begin(), d.code_keys.end(), "work_dim") != d.code_keys.end());
+  CHECK(d.expr_keys == std::vector<std::string>{"global_bytes_per_item_expr"});
+  for (const auto& w : d.workloads) {
+    REQUIRE(w.time_ms.size() == 44);
+    for (size_t c = 0; c < 44; ++c) CHECK(w.time_ms[w.best] <= w.time_ms[c]);
+    CHECK(w.perf(w.best) == 1.0);
+    CHECK(w.set == "real");
+  }
+}
+
+TEST_CASE("malformed datasets are refused naming file, line and column", "[trainer]") {
+  const std::string good = good_rows(2);
+  CHECK(train::load_dataset(write_text("good.csv", good)).workloads.size() == 2);
+  auto refuse = [&](const std::string& text, const std::string& expected) {
+    const std::string path = write_text("bad.csv", text);
+    CHECK_THROWS_WITH(train::load_dataset(path), Catch::Contains(path) && Catch::Contains(expected));
+  };
+  refuse(replace_line(good, 1, ",valid,", ",okay,"), "bad.csv:1: no column 'valid'");
+  refuse(replace_line(good, 3, ",1,1024,64,", ",1,10x4,64,"), "bad.csv:3: column 9 (global_size): '10x4' is not a number");
+  refuse(replace_line(good, 4, "w0,paper,k,1,", "w0,paper,k,abc,"), "bad.csv:4: column 5 (mem_continuous): 'abc'");
+  refuse(replace_line(good, 5, "w0,", "w0,extra,"), "bad.csv:5: 36 fields, the header has 35");
+  refuse(replace_line(good, 12, ",0.25,0.25,", ",0.25,1.5,"), "bad.csv:12: column 19 (gpu_util): '1.5' is not in [0, 1]");
+  refuse(replace_line(good, 7, ",1,", ",2,"), "bad.csv:7: column 34 (valid): '2' is not 0 or 1");
+  refuse(replace_line(good, 8, "w0,paper,k,1,4,,1,", "w0,paper,k,1,4,,2,"), "bad.csv:8: column 8 (work_dim)");
+  refuse(replace_line(good, 9, "w0,paper,k,1,4,,1,1024", "w0,paper,k,1,4,,1,4096"),
+         "bad.csv:9: column 9 (global_size): differs from global_x*global_y*global_z");
+  refuse(replace_line(good, 10, "w0,paper,k", "w0,real,k"), "bad.csv:10: column 3 (set): differs");
+  refuse(replace_line(good, 11, "w0,paper,k,1", "w0,paper,k,2"),
+         "bad.csv:11: column 5 (mem_continuous): code feature differs from the workload's first row (line 2)");
+  // The same configuration twice.
+  std::istringstream in(good);
+  std::string l1, l2;
+  std::getline(in, l1);
+  std::getline(in, l2);
+  refuse(good + l2 + "\n", "workload 'w0' at configuration (0.000, 0.125) again (first at line 2)");
+  refuse(replace_line(good, 12, "synth,", "other,"), "rows of several platforms (synth, other)");
+  refuse("", "empty (no header line)");
+  CHECK_THROWS_WITH(train::load_dataset(tmp("nope.csv")), Catch::Contains("nope.csv: cannot be read"));
+  // Several platforms are fine when one is chosen.
+  train::LoadOptions o;
+  o.platform_id = "synth";
+  CHECK(train::load_dataset(write_text("two.csv", replace_line(good, 12, "synth,", "other,")), o).rows == 87);
+}
+
+TEST_CASE("invalid rows are reported and not used", "[trainer]") {
+  std::string text = good_rows(3);
+  text = replace_line(text, 2 + 44 + 5, ",1,", ",0,wrong output");  // w1, one configuration invalid
+  text = replace_line(text, 2 + 88 + 7, ",1,", ",0,");               // w2 too
+  text += "synth,w3,paper,k,1,4,,1,1024,64,16,1024";                        // torn last line (killed writer)
+  const auto d = train::load_dataset(write_text("invalid.csv", text));
+  CHECK(d.invalid_rows == 2);
+  CHECK(d.excluded_workloads == 2);
+  REQUIRE(d.workloads.size() == 1);
+  CHECK(d.workloads[0].name == "w0");
+  std::string all;
+  for (const auto& p : d.problems) all += p + "\n";
+  CHECK_THAT(all, Catch::Contains("invalid.csv:51: invalid row (valid = 0: wrong output), not used"));
+  CHECK_THAT(all, Catch::Contains("invalid.csv:97: invalid row (valid = 0), not used"));
+  CHECK_THAT(all, Catch::Contains("workload 'w1' excluded: 0 configurations without a row, 1 invalid, of 44"));
+  CHECK_THAT(all, Catch::Contains("torn last line"));
+  // A zero time in a valid row is an invalid measurement too.
+  const auto z = train::load_dataset(write_text("zero.csv", replace_line(good_rows(1), 3, ",1,3,3,3,", ",1,0,0,0,")));
+  CHECK(z.invalid_rows == 1);
+  CHECK(z.workloads.empty());
+}
+
+TEST_CASE("the predictor's outputs equal XGBoost's for every tree model type", "[trainer]") {
+  const auto synth = train::load_dataset(synthetic_dataset("xgb.csv", 40, 3, 1.0));
+  REQUIRE(synth.code_keys == std::vector<std::string>{"mem_continuous", "global_bytes_per_item"});
+  for (const auto* data : {&synth}) {
+    for (const char* type : {"dt", "rf", "gbt", "rank"}) {
+      DYNAMIC_SECTION(type) {
+        train::TrainOptions o;
+        o.type = type;
+        o.gpu_units = 3;
+        if (std::string(type) == "rf") o.params["num_parallel_tree"] = "20";
+        // Rows: every workload's feature vectors, plus perturbed copies with missing and shifted values.
+        const auto feats = train::default_features(*data, true);
+        const pred::Platform plat{data->platform_id, data->cpu_units, 3};
+        std::vector<float> rows;
+        std::vector<size_t> original;  // row index of (workload, configuration), in order
+        std::mt19937_64 rng(11);
+        for (const auto& w : data->workloads) {
+          const auto code = pred::code_vector(feats, w.code_features(data->code_keys), w.launch);
+          for (const auto& c : data->configs) {
+            std::vector<float> x(feats.size());
+            pred::feature_vector(feats, plat, code.data(), w.launch, c, x.data());
+            original.push_back(rows.size() / feats.size());
+            rows.insert(rows.end(), x.begin(), x.end());
+            if (rng() % 8 == 0) {
+              x[rng() % x.size()] = std::nanf("");
+              x[rng() % x.size()] *= 1.5f;
+              rows.insert(rows.end(), x.begin(), x.end());
+            }
+          }
+        }
+        const auto r = train::train_and_predict_with_xgboost(*data, train::all_workloads(*data), o, rows);
+        REQUIRE(r.model.features.size() == feats.size());
+        REQUIRE(r.xgboost_predictions.size() == rows.size() / feats.size());
+        const pred::Predictor p(r.model);
+        size_t exact = 0;
+        for (size_t i = 0; i < r.xgboost_predictions.size(); ++i) {
+          const double mine = p.predict_row(&rows[i * feats.size()]);
+          const double theirs = r.xgboost_predictions[i];
+          REQUIRE(std::abs(mine - theirs) <= 1e-5 * std::max(1.0, std::abs(theirs)));
+          exact += mine == theirs;
+        }
+        // Summed in the same order in float: bit-identical.
+        CHECK(exact == r.xgboost_predictions.size());
+        // The decision path (all configurations of a launch at once) gives XGBoost's outputs too.
+        std::vector<double> s(44);
+        size_t k = 0;
+        for (const auto& w : data->workloads) {
+          const auto code = pred::code_vector(r.model.features, w.code_features(data->code_keys), w.launch);
+          p.scores(code.data(), w.launch, s.data());
+          for (size_t c = 0; c < 44; ++c) CHECK(s[c] == double(r.xgboost_predictions[original[k++]]));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the ridge baseline fits better than the mean and predicts through the predictor", "[trainer]") {
+  const auto d = train::load_dataset(synthetic_dataset("ridge.csv", 30, 5, 1.0));
+  train::TrainOptions o;
+  o.type = "linear";
+  const auto m = train::train(d, train::all_workloads(d), o);
+  REQUIRE_FALSE(m.terms.empty());
+  CHECK(m.trees.empty());
+  const pred::Predictor p(m);
+  double sse = 0, sst = 0, mean = 0;
+  size_t n = 0;
+  for (const auto& w : d.workloads)
+    for (size_t c = 0; c < 44; ++c) {
+      mean += w.perf(c);
+      ++n;
+    }
+  mean /= double(n);
+  std::vector<double> s(44);
+  for (const auto& w : d.workloads) {
+    const auto code = pred::code_vector(m.features, w.code_features(d.code_keys), w.launch);
+    p.scores(code.data(), w.launch, s.data());
+    for (size_t c = 0; c < 44; ++c) {
+      sse += (s[c] - w.perf(c)) * (s[c] - w.perf(c));
+      sst += (mean - w.perf(c)) * (mean - w.perf(c));
+    }
+  }
+  // The mean is a feasible ridge solution with no penalty, so the fit can only be better; the configuration
+  // preference per kernel is learnable, so clearly better.
+  CHECK(sse < 0.9 * sst);
+}
+
+TEST_CASE("cross-validation is grouped by workload: no leakage", "[trainer]") {
+  // Pure noise: every workload's best configuration is random, each workload has its own global size.
+  const auto d = train::load_dataset(synthetic_dataset("noise.csv", 60, 9, 0.0));
+  train::TrainOptions o;
+  o.type = "dt";
+  o.params = {{"max_depth", "20"}, {"min_child_weight", "0"}};
+  // In-sample, the deep tree memorises every workload's best configuration...
+  const auto in_sample = train::evaluate_model(train::train(d, train::all_workloads(d), o), d);
+  CHECK(in_sample.strategies[0].correct_share > 0.9);
+  // ... held-out workloads are new to it: about 1 in 44 correct by chance.
+  const auto cv = train::cross_validate(d, o, 10);
+  CHECK(cv.folds == 10);
+  CHECK(cv.strategies[0].correct_share < 0.2);
+  std::set<size_t> seen;
+  std::map<int, size_t> per_fold;
+  for (const auto& x : cv.outcomes) {
+    CHECK(seen.insert(x.workload).second);  // every workload predicted exactly once
+    ++per_fold[x.fold];
+  }
+  CHECK(seen.size() == 60);
+  for (const auto& [f, k] : per_fold) CHECK(k == 6);
+}
+
+TEST_CASE("cross-validation learns structure, clamps folds and computes the baselines from measurements", "[trainer]") {
+  const auto d = train::load_dataset(synthetic_dataset("structure.csv", 28, 4, 1.0));
+  train::TrainOptions o;
+  o.type = "gbt";
+  o.params["rounds"] = "40";
+  const auto cv = train::cross_validate(d, o, 64);
+  CHECK(cv.folds == 28);
+  CHECK_THAT(cv.note, Catch::Contains("64 folds requested, clamped to the 28 workloads"));
+  REQUIRE(cv.strategies.size() == 5);
+  CHECK(cv.strategies[0].name == "model (gbt)");
+  CHECK(cv.strategies[1].name == "CPU only");
+  CHECK(cv.strategies[2].name == "GPU only");
+  CHECK(cv.strategies[3].name == "ALL");
+  CHECK(cv.strategies[4].name == "best constant");
+  // Baselines recomputed from the dataset.
+  const size_t cpu_only = 35, gpu_only = 7, all = 43;  // (1, 0), (0, 1), (1, 1) in grid order
+  REQUIRE(d.configs[cpu_only].cpu == 1);
+  REQUIRE(d.configs[cpu_only].gpu == 0);
+  REQUIRE(d.configs[gpu_only].gpu == 1);
+  REQUIRE(d.configs[all].gpu == 1);
+  double cpu_mean = 0, gpu_mean = 0, all_mean = 0;
+  size_t cpu_best = 0;
+  for (const auto& w : d.workloads) {
+    cpu_mean += w.perf(cpu_only) / double(d.workloads.size());
+    gpu_mean += w.perf(gpu_only) / double(d.workloads.size());
+    all_mean += w.perf(all) / double(d.workloads.size());
+    cpu_best += w.best == cpu_only;
+  }
+  CHECK(cv.strategies[1].perf_mean == Approx(cpu_mean).epsilon(1e-12));
+  CHECK(cv.strategies[2].perf_mean == Approx(gpu_mean).epsilon(1e-12));
+  CHECK(cv.strategies[3].perf_mean == Approx(all_mean).epsilon(1e-12));
+  CHECK(cv.strategies[1].correct == cpu_best);
+  CHECK(cv.strategies[1].dist_mean >= 0);
+  // The kernels' preference (CPU-friendly vs GPU-friendly) is learnable: the model beats every fixed choice.
+  for (size_t s = 1; s < 5; ++s) CHECK(cv.strategies[0].perf_mean > cv.strategies[s].perf_mean);
+  // Perfect choices have distance 0 and performance 1.
+  for (const auto& x : cv.outcomes)
+    if (x.perf == 1.0) CHECK(x.distance == 0.0);
+}
+
+TEST_CASE("leave-one-kernel-out holds out each real kernel", "[trainer]") {
+  const auto d = train::load_dataset(synthetic_dataset("loko.csv", 28, 4, 1.0));
+  train::TrainOptions o;
+  o.type = "dt";
+  const auto e = train::leave_one_kernel_out(d, o);
+  std::set<std::string> real_kernels;
+  size_t real = 0;
+  for (const auto& w : d.workloads)
+    if (w.set == "real") {
+      real_kernels.insert(w.kernel);
+      ++real;
+    }
+  CHECK(e.folds == real_kernels.size());
+  CHECK(e.outcomes.size() == real);
+  REQUIRE(e.per_kernel.size() == real_kernels.size());
+  for (const auto& x : e.outcomes) CHECK(d.workloads[x.workload].set == "real");
+  for (const auto& x : e.outcomes) CHECK(d.workloads[x.workload].kernel == e.per_kernel[size_t(x.fold)].kernel);
+  // Without real workloads there is nothing to hold out.
+  const auto none = train::leave_one_kernel_out(train::load_dataset(write_text("noreal.csv", good_rows(3))), o);
+  CHECK(none.outcomes.empty());
+  CHECK_THAT(none.note, Catch::Contains("needs workloads of set 'real'"));
+}
+
+TEST_CASE("a model is evaluated only on a matching dataset", "[trainer]") {
+  const auto d = train::load_dataset(synthetic_dataset("match.csv", 10, 2, 1.0));
+  train::TrainOptions o;
+  o.type = "dt";
+  pred::Model m = train::train(d, train::all_workloads(d), o);
+  const auto e = train::evaluate_model(m, d);
+  CHECK(e.strategies[0].workloads == 10);
+  CHECK_THAT(e.note, Catch::Contains("the model's, from its training data"));
+  pred::Model other = m;
+  other.platform.id = "elsewhere";
+  CHECK_THROWS_WITH(train::evaluate_model(other, d), Catch::Contains("trained for platform 'elsewhere'"));
+  other = m;
+  other.gpu_levels = {0, 0.5, 1};
+  CHECK_THROWS_WITH(train::evaluate_model(other, d), Catch::Contains("grid"));
+  const auto no_features = train::load_dataset(pocl_dataset_without_features());
+  other = m;
+  other.platform.id = no_features.platform_id;
+  other.cpu_levels = no_features.cpu_levels;
+  other.gpu_levels = no_features.gpu_levels;
+  CHECK_THROWS_WITH(train::evaluate_model(other, no_features),
+                    Catch::Contains("lacks code features the model needs: mem_continuous, global_bytes_per_item"));
+  // Round trip through the file: the same decisions.
+  m.save(tmp("match_model.json"));
+  const auto back = train::evaluate_model(pred::Model::load(tmp("match_model.json")), d);
+  REQUIRE(back.outcomes.size() == e.outcomes.size());
+  for (size_t i = 0; i < e.outcomes.size(); ++i) CHECK(back.outcomes[i].predicted == e.outcomes[i].predicted);
+}
+
+TEST_CASE("unknown model types and parameters are refused", "[trainer]") {
+  const auto d = train::load_dataset(synthetic_dataset("params.csv", 4, 2, 1.0));
+  train::TrainOptions o;
+  o.type = "svm";
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("model type 'svm'"));
+  o.type = "gbt";
+  o.params = {{"objective", "rank:pairwise"}};
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("use --model rank"));
+  o.type = "rank";
+  o.params = {{"objective", "reg:squarederror"}};
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("needs a ranking objective"));
+  o.type = "gbt";
+  o.params = {{"max_depth", "-3"}};
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("XGBoost"));
+  o.type = "linear";
+  o.params = {{"alpha", "1"}};
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("unknown parameter 'alpha'"));
+}
+
+TEST_CASE("expressions of code features are kept only when training could evaluate them", "[trainer]") {
+  train::TrainOptions o;
+  o.type = "dt";
+  auto feature = [](const pred::Model& m, const std::string& name) {
+    for (const auto& f : m.features)
+      if (f.name == name) return f;
+    FAIL("no feature " << name);
+    return pred::Feature{};
+  };
+  // Launch symbols only: evaluated in training (global_size_0 / 256 for the workloads without a value), kept.
+  const auto launch = train::load_dataset(synthetic_dataset("expr_launch.csv", 10, 2, 1.0));
+  const auto m1 = train::train(launch, train::all_workloads(launch), o);
+  CHECK(feature(m1, "global_bytes_per_item").expr_key == "global_bytes_per_item_expr");
+  // A kernel argument the dataset does not have: missing in training, so the predictor must not compute it from
+  // --arg values either.
+  const auto args = train::load_dataset(synthetic_dataset("expr_args.csv", 10, 2, 1.0, "N * 4"));
+  const auto m2 = train::train(args, train::all_workloads(args), o);
+  CHECK(feature(m2, "global_bytes_per_item").expr_key.empty());
+  const pred::Predictor p(m2);
+  pred::CodeFeatures c{{{"mem_continuous", 1}, {"global_bytes_per_item", std::nan("")}}, {{"global_bytes_per_item_expr", "N * 4"}}};
+  const auto l = pred::LaunchShape::parse("4096", "64");
+  CHECK(p.scores(c, l, {{"N", 100}}) == p.scores(c, l));
+}
+
+TEST_CASE("code features are joined by kernel name into a dataset swept without them", "[trainer]") {
+  const std::vector<std::string> kernels = {"atax1", "atax2", "bicg1", "bicg2", "conv2d", "fdtd1", "fdtd2", "fdtd3",
+                                            "gemm",  "gesummv", "mvt1", "mvt2", "pagerank", "spmv", "syr2k"};
+  const std::string header = "file,kernel,mem_continuous,global_bytes_per_item,global_bytes_per_item_expr\n";
+  std::string text = header;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (i == 8) text += header;  // outputs of several `dop features` runs, concatenated
+    text += "k.cl," + kernels[i] + "," + std::to_string(i) + "," + (i % 2 ? "" : std::to_string(4 * i)) +
+            ",global_size_0 * 8\n";
+  }
+  train::LoadOptions o;
+  o.features = write_text("features.csv", text);
+  const std::string plain = pocl_dataset_without_features();
+  CHECK(train::load_dataset(plain).code_keys.empty());
+  const auto d = train::load_dataset(plain, o);
+  CHECK(d.code_keys == std::vector<std::string>{"mem_continuous", "global_bytes_per_item"});
+  CHECK(d.expr_keys == std::vector<std::string>{"global_bytes_per_item_expr"});
+  for (const auto& w : d.workloads) {
+    const size_t i = size_t(std::find(kernels.begin(), kernels.end(), w.kernel) - kernels.begin());
+    REQUIRE(i < kernels.size());
+    CHECK(w.code[0] == double(i));
+    CHECK((i % 2 ? std::isnan(w.code[1]) : w.code[1] == double(4 * i)));
+    CHECK(w.exprs.at("global_bytes_per_item_expr") == "global_size_0 * 8");
+  }
+  // Missing kernels, conflicting rows, a dataset that has features already.
+  const auto missing = text.substr(0, text.find("gemm") - 5);  // up to fdtd3
+  o.features = write_text("features_missing.csv", missing.substr(0, missing.rfind('\n') + 1));
+  CHECK_THROWS_WITH(train::load_dataset(plain, o), Catch::Contains("is not in") && Catch::Contains("features_missing.csv"));
+  o.features = write_text("features_conflict.csv", text + "other.cl,atax1,99,,\n");
+  CHECK_THROWS_WITH(train::load_dataset(plain, o),
+                    Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
+  o.features = write_text("features_ok.csv", text);
+  CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o),
+                    Catch::Contains("already has code features"));
+}

@@ -1,0 +1,407 @@
+// dop train / eval (analysis tier), dop predict / export (runtime tier): degree-of-parallelism models.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "dop/predictor.hpp"
+#if DOP_ANALYSIS
+#include "dop/trainer.hpp"
+#endif
+#if DOP_HAVE_FEATURES
+#include "dop/features.hpp"
+#endif
+
+namespace dop::cli {
+
+namespace {
+
+using nlohmann::json;
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(path + ": cannot be read");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f || !(f << text) || !f.flush()) throw std::runtime_error(path + ": cannot be written");
+}
+
+std::string default_namespace(const std::string& header_path) {
+  std::string base = header_path.substr(header_path.find_last_of('/') + 1);
+  base = base.substr(0, base.find('.'));
+  std::string ns;
+  for (char c : base) ns += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (ns.empty() || std::isdigit(static_cast<unsigned char>(ns[0]))) ns = "dop_model_" + ns;
+  return ns;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// dop export
+// ---------------------------------------------------------------------------------------------------------------
+
+struct ExportFlags {
+  std::string model, header, ns;
+};
+
+void run_export(const ExportFlags& f) {
+  const pred::Model m = pred::Model::load(f.model);
+  const std::string ns = f.ns.empty() ? default_namespace(f.header) : f.ns;
+  write_text(f.header, pred::generate_header(m, ns));
+  std::printf("wrote %s (namespace %s): %s model, %zu trees, %zu features, %zu configurations\n", f.header.c_str(),
+              ns.c_str(), m.type.c_str(), m.trees.size(), m.features.size(), m.configs().size());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// dop predict
+// ---------------------------------------------------------------------------------------------------------------
+
+struct PredictFlags {
+  std::string model, source, kernel, features, global, local, platform_id, build_options;
+  std::vector<std::string> args;
+  bool json = false, all = false;
+};
+
+// Code features from `dop features --json` output ({"kernels": [{"kernel", "features": {...}}]}) or a flat object
+// of key -> number | null | expression string.
+pred::CodeFeatures features_from_json(const std::string& path, const std::string& kernel) {
+  const std::string text = read_text(path);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(path + ": invalid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
+  }
+  const json* obj = &j;
+  if (j.is_object() && j.contains("kernels")) {
+    const json& ks = j["kernels"];
+    const json* found = nullptr;
+    std::string names;
+    for (const auto& k : ks) {
+      const std::string n = k.value("kernel", "");
+      names += (names.empty() ? "" : ", ") + n;
+      if (kernel.empty() ? ks.size() == 1 : n == kernel) found = &k;
+    }
+    if (!found)
+      throw std::runtime_error(path + ": " +
+                               (kernel.empty() ? "several kernels (" + names + "): choose one with --kernel"
+                                               : "no kernel '" + kernel + "' (it has " + names + ")"));
+    if (!found->contains("features") || !(*found)["features"].is_object())
+      throw std::runtime_error(path + ": kernel has no \"features\" object");
+    obj = &(*found)["features"];
+  }
+  if (!obj->is_object()) throw std::runtime_error(path + ": expected a JSON object of features");
+  pred::CodeFeatures c;
+  for (const auto& [k, v] : obj->items()) {
+    if (v.is_number()) c.values[k] = v.get<double>();
+    else if (v.is_null()) c.values[k] = std::nan("");
+    else if (v.is_string()) c.exprs[k] = v.get<std::string>();
+    else if (v.is_boolean()) c.values[k] = v.get<bool>() ? 1 : 0;
+  }
+  return c;
+}
+
+pred::CodeFeatures features_from_source(const PredictFlags& f) {
+#if DOP_HAVE_FEATURES
+  const std::string src = read_text(f.source);
+  features::Options o;
+  o.kernel = f.kernel;
+  o.build_options = f.build_options;
+  const auto r = features::analyze(src, f.source, o);
+  for (const auto& d : r.diagnostics)
+    if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
+      std::fprintf(stderr, "%s\n", d.str().c_str());
+  const features::KernelFeatures* k = nullptr;
+  std::string names;
+  for (const auto& x : r.kernels) {
+    names += (names.empty() ? "" : ", ") + x.name;
+    if (f.kernel.empty() ? r.kernels.size() == 1 : x.name == f.kernel) k = &x;
+  }
+  if (!k)
+    throw std::runtime_error(f.source + ": " +
+                             (f.kernel.empty() ? "choose a kernel with --kernel (" + names + ")"
+                                               : "no kernel '" + f.kernel + "' (found: " + names + ")"));
+  if (!k->complete) throw std::runtime_error(f.source + ": the analysis of kernel '" + k->name + "' is incomplete");
+  pred::CodeFeatures c;
+  for (const auto& [key, v] : k->values()) c.values[key] = v;
+  c.exprs["global_bytes_per_item_expr"] = k->global_bytes_per_item_expr;
+  return c;
+#else
+  throw std::runtime_error("this dop was built without the features library (analysis tier): give the code "
+                           "features of " + f.source + " with --features F.json (from `dop features --json`)");
+#endif
+}
+
+void run_predict(const PredictFlags& f) {
+  if (f.source.empty() == f.features.empty())
+    throw std::invalid_argument("dop predict needs either KERNEL.cl or --features F.json");
+  pred::PredictorOptions po;
+  po.platform_id = f.platform_id;
+  const pred::Predictor p = pred::Predictor::load(f.model, po);
+  const pred::LaunchShape launch = pred::LaunchShape::parse(f.global, f.local);
+  pred::ArgValues args;
+  for (const auto& a : f.args) {
+    const auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
+    try {
+      size_t used = 0;
+      args[a.substr(0, eq)] = std::stoll(a.substr(eq + 1), &used);
+      if (used != a.size() - eq - 1) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
+    }
+  }
+  const pred::CodeFeatures code = f.features.empty() ? features_from_source(f) : features_from_json(f.features, f.kernel);
+  const auto& m = p.model();
+  std::string origin = f.features.empty() ? f.source : f.features;
+  pred::Decision d;
+  std::vector<double> scores;
+  try {
+    d = p.decide(code, launch, args);
+    if (f.all || f.json) scores = p.scores(code, launch, args);
+  } catch (const pred::ModelError& e) {
+    throw pred::ModelError(f.model + ": " + e.what() + " in " + origin);
+  }
+  const char* what = m.output == "score" ? "ranking score" : "predicted normalised performance";
+  if (f.json) {
+    json j = {{"model", f.model},     {"type", m.type},           {"platform_id", m.platform.id},
+              {"kernel", f.kernel},   {"launch", launch.str()},   {"cpu_util", d.config.cpu},
+              {"gpu_util", d.config.gpu}, {"predicted", d.predicted}, {"output", m.output}};
+    json all = json::array();
+    const auto cfgs = m.configs();
+    for (size_t c = 0; c < cfgs.size(); ++c)
+      all.push_back({{"cpu_util", cfgs[c].cpu}, {"gpu_util", cfgs[c].gpu}, {"predicted", scores[c]}});
+    j["configurations"] = all;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::printf("%s%s %s: cpu_util %g, gpu_util %g (%s %.4g; %s model for %s)\n", f.kernel.c_str(),
+              f.kernel.empty() ? "kernel" : "", launch.str().c_str(), d.config.cpu, d.config.gpu, what, d.predicted,
+              m.type.c_str(), m.platform.id.c_str());
+  if (f.all) {
+    const auto cfgs = m.configs();
+    for (size_t c = 0; c < cfgs.size(); ++c)
+      std::printf("  %4g %6g  %.4f%s\n", cfgs[c].cpu, cfgs[c].gpu, scores[c], c == d.index ? "  <- best" : "");
+  }
+}
+
+#if DOP_ANALYSIS
+// ---------------------------------------------------------------------------------------------------------------
+// dop train / dop eval
+// ---------------------------------------------------------------------------------------------------------------
+
+struct TrainFlags {
+  std::string data, type = "gbt", out, header, ns, platform, platform_id, features;
+  std::vector<std::string> params;
+  size_t cv = 64;
+  bool no_loko = false, json = false, no_derived = false, verbose = false;
+  int gpu_units = 0, threads = 0;
+  uint64_t seed = 1;
+};
+
+void print_problems(const train::Dataset& d, bool verbose) {
+  const size_t show = verbose ? d.problems.size() : std::min<size_t>(d.problems.size(), 8);
+  for (size_t i = 0; i < show; ++i) std::fprintf(stderr, "dop: warning: %s\n", d.problems[i].c_str());
+  if (show < d.problems.size())
+    std::fprintf(stderr, "dop: warning: ... and %zu more (--verbose lists all)\n", d.problems.size() - show);
+}
+
+json dataset_json(const train::Dataset& d) {
+  return {{"path", d.path},
+          {"platform_id", d.platform_id},
+          {"rows", d.rows},
+          {"workloads", d.workloads.size()},
+          {"configurations", d.configs.size()},
+          {"code_features", d.code_keys},
+          {"invalid_rows", d.invalid_rows},
+          {"excluded_workloads", d.excluded_workloads},
+          {"problems", d.problems}};
+}
+
+void print_dataset(const train::Dataset& d) {
+  std::printf("dataset %s: platform %s, %zu workloads x %zu configurations (%zu rows; %zu invalid rows, %zu "
+              "workloads excluded), %zu code features\n",
+              d.path.c_str(), d.platform_id.c_str(), d.workloads.size(), d.configs.size(), d.rows, d.invalid_rows,
+              d.excluded_workloads, d.code_keys.size());
+  if (d.code_keys.empty())
+    std::printf("note: no code features in the dataset (sweep with --features): the model sees launch features "
+                "and the configuration only\n");
+}
+
+void run_train(const TrainFlags& f) {
+  train::LoadOptions lo;
+  lo.platform_id = f.platform_id;
+  lo.features = f.features;
+  const train::Dataset d = train::load_dataset(f.data, lo);
+  print_problems(d, f.verbose);
+  train::TrainOptions o;
+  o.type = f.type;
+  o.seed = f.seed;
+  o.threads = f.threads;
+  o.derived = !f.no_derived;
+  for (const auto& p : f.params) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--param '" + p + "' must be KEY=VALUE");
+    o.params[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  if (!f.platform.empty()) {
+    const json pj = json::parse(read_text(f.platform), nullptr, false);
+    if (pj.is_discarded() || !pj.is_object() || !pj.contains("platform_id"))
+      throw std::runtime_error(f.platform + ": not a platform record (dop characterize)");
+    if (pj["platform_id"] != d.platform_id)
+      throw std::runtime_error(f.platform + ": platform '" + pj["platform_id"].get<std::string>() +
+                               "', the dataset was measured on '" + d.platform_id + "'");
+    if (pj.contains("gpu") && pj["gpu"].contains("compute_units")) o.gpu_units = pj["gpu"]["compute_units"].get<int>();
+  }
+  if (f.gpu_units > 0) o.gpu_units = f.gpu_units;
+  train::effective_params(o);  // rejects unknown types and objectives before any work
+  json out;
+  out["dataset"] = dataset_json(d);
+  out["params"] = train::effective_params(o);
+  if (!f.json) print_dataset(d);
+  if (f.cv > 0) {
+    const auto e = train::cross_validate(d, o, f.cv);
+    out["cv"] = json::parse(train::evaluation_json(e));
+    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
+  }
+  if (!f.no_loko) {
+    const auto e = train::leave_one_kernel_out(d, o);
+    out["loko"] = json::parse(train::evaluation_json(e));
+    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
+  }
+  if (!f.out.empty() || !f.header.empty()) {
+    const pred::Model m = train::train(d, train::all_workloads(d), o);
+    const json t = json::parse(m.training);
+    json mj = {{"type", m.type}, {"trees", m.trees.size()}, {"train_seconds", t["train_seconds"]}};
+    if (!f.out.empty()) {
+      m.save(f.out);
+      mj["path"] = f.out;
+    }
+    if (!f.header.empty()) {
+      const std::string ns = f.ns.empty() ? default_namespace(f.header) : f.ns;
+      write_text(f.header, pred::generate_header(m, ns));
+      mj["header"] = f.header;
+      mj["namespace"] = ns;
+    }
+    out["model"] = mj;
+    if (!f.json)
+      std::printf("\nmodel: %s on all %zu workloads in %.2f s%s%s%s%s\n", m.type.c_str(), d.workloads.size(),
+                  t["train_seconds"].get<double>(), f.out.empty() ? "" : " -> ", f.out.c_str(),
+                  f.header.empty() ? "" : ", header ", f.header.c_str());
+  }
+  if (f.json) std::cout << out.dump(2) << "\n";
+}
+
+struct EvalFlags {
+  std::string model, data, features;
+  bool json = false, verbose = false;
+};
+
+void run_eval(const EvalFlags& f) {
+  const pred::Model m = pred::Model::load(f.model);
+  train::LoadOptions lo;
+  lo.platform_id = m.platform.id;
+  lo.features = f.features;
+  const train::Dataset d = train::load_dataset(f.data, lo);
+  print_problems(d, f.verbose);
+  train::Evaluation e;
+  try {
+    e = train::evaluate_model(m, d);
+  } catch (const pred::ModelError& x) {
+    throw pred::ModelError(f.model + ": " + x.what());
+  }
+  if (f.json) {
+    json out = {{"model", f.model}, {"dataset", dataset_json(d)}, {"evaluation", json::parse(train::evaluation_json(e))}};
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  print_dataset(d);
+  std::printf("\n%s", train::format_evaluation(e).c_str());
+}
+#endif
+
+}  // namespace
+
+void add_models(CLI::App& app) {
+#if DOP_ANALYSIS
+  {
+    auto f = std::make_shared<TrainFlags>();
+    auto* cmd = app.add_subcommand("train", "Train a DoP model on a sweep dataset, with grouped cross-validation");
+    cmd->add_option("data", f->data, "Sweep dataset (CSV, docs/dataset.md)")->required();
+    cmd->add_option("--model", f->type, "dt | rf | gbt | rank | linear (default gbt)")
+        ->check(CLI::IsMember({"dt", "rf", "gbt", "rank", "linear"}));
+    cmd->add_option("--cv", f->cv, "Folds of the cross-validation grouped by workload (default 64; 0: none)");
+    cmd->add_flag("--no-loko", f->no_loko, "Skip leave-one-kernel-out over the real-world kernels");
+    cmd->add_option("--out", f->out, "Write the model trained on all workloads (dop-model/1 JSON)");
+    cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
+    cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");
+    cmd->add_option("--param", f->params, "KEY=VALUE: XGBoost parameter, rounds, or lambda (linear); repeatable");
+    cmd->add_option("--platform", f->platform, "Platform record (dop characterize): GPU compute units");
+    cmd->add_option("--gpu-units", f->gpu_units, "GPU compute units for the derived features (overrides --platform)");
+    cmd->add_option("--platform-id", f->platform_id, "Use the rows of this platform (datasets with several)");
+    cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output) into "
+                                               "a dataset swept without them");
+    cmd->add_flag("--no-derived", f->no_derived, "Without the derived launch features (waves, groups per unit)");
+    cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
+    cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
+    cmd->add_flag("--json", f->json, "Print JSON");
+    cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
+    cmd->callback([f] { run_train(*f); });
+  }
+  {
+    auto f = std::make_shared<EvalFlags>();
+    auto* cmd = app.add_subcommand("eval", "Evaluate a trained model on a sweep dataset (Dopia's metrics)");
+    cmd->add_option("model", f->model, "Model file (dop-model/1)")->required();
+    cmd->add_option("data", f->data, "Sweep dataset (CSV)")->required();
+    cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output)");
+    cmd->add_flag("--json", f->json, "Print JSON");
+    cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
+    cmd->callback([f] { run_eval(*f); });
+  }
+#else
+  for (const char* name : {"train", "eval"}) {
+    auto* cmd = app.add_subcommand(name, std::string("(analysis tier) ") + (name[0] == 't' ? "Train" : "Evaluate") +
+                                             " a DoP model: this dop was built without it");
+    cmd->allow_extras();
+    cmd->callback([name] {
+      throw std::runtime_error(std::string("dop ") + name + " needs the analysis tier (XGBoost, Eigen): build with "
+                               "-DDOP_ANALYSIS=ON (./setup.sh)");
+    });
+  }
+#endif
+  {
+    auto f = std::make_shared<PredictFlags>();
+    auto* cmd = app.add_subcommand("predict", "Predict the best CPU/GPU configuration of a kernel launch");
+    cmd->add_option("--model", f->model, "Model file (dop-model/1)")->required();
+    cmd->add_option("source", f->source, "Kernel source (.cl); its code features are extracted (analysis tier)");
+    cmd->add_option("--kernel", f->kernel, "Kernel name (needed when the source or features file has several)");
+    cmd->add_option("--features", f->features, "Code features instead of a source: `dop features --json` output "
+                                               "or a flat JSON object");
+    cmd->add_option("--global", f->global, "Global size X[,Y[,Z]]")->required();
+    cmd->add_option("--local", f->local, "Local size A[,B[,C]]")->required();
+    cmd->add_option("--arg", f->args, "NAME=INTEGER: a kernel scalar argument for symbolic features; repeatable");
+    cmd->add_option("--build-options", f->build_options, "OpenCL build options for the feature extraction (-D ...)");
+    cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
+    cmd->add_flag("--all", f->all, "Also print the model's output for every configuration");
+    cmd->add_flag("--json", f->json, "Print JSON");
+    cmd->callback([f] { run_predict(*f); });
+  }
+  {
+    auto f = std::make_shared<ExportFlags>();
+    auto* cmd = app.add_subcommand("export", "Write a model as a self-contained C++ header");
+    cmd->add_option("model", f->model, "Model file (dop-model/1)")->required();
+    cmd->add_option("--header", f->header, "Output header (.hpp)")->required();
+    cmd->add_option("--namespace", f->ns, "C++ namespace (default: from the header's file name)");
+    cmd->callback([f] { run_export(*f); });
+  }
+}
+
+}  // namespace dop::cli

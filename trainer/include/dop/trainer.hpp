@@ -1,0 +1,173 @@
+// dop trainer: loads sweep datasets (docs/dataset.md), trains degree-of-parallelism models (decision tree, random
+// forest, gradient-boosted trees and learning-to-rank through XGBoost's C API; a ridge baseline with Eigen),
+// evaluates them without leakage (k-fold cross-validation grouped by workload, leave-one-kernel-out) with the
+// metrics of Dopia (PPoPP'22) Section 9, and exports dop-model/1 files for the predictor. Analysis tier.
+//
+//   auto data = dop::train::load_dataset("sweep.csv");
+//   dop::train::TrainOptions o;  o.type = "gbt";
+//   auto cv = dop::train::cross_validate(data, o, 64);       // metrics, printed with format_evaluation(cv)
+//   dop::pred::Model m = dop::train::train(data, dop::train::all_workloads(data), o);
+//   m.save("model.json");
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dop/predictor.hpp"
+
+namespace dop::train {
+
+/// A dataset that cannot be used; the message names the file, line and column where there is one.
+class DatasetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One workload of a dataset: its kernel, launch, code features and its time at every configuration.
+struct Workload {
+  std::string name, set, kernel;
+  std::vector<double> code;                  ///< Dataset::code_keys order; NaN = missing
+  std::map<std::string, std::string> exprs;  ///< Dataset::expr_keys -> expression text (may be empty)
+  pred::LaunchShape launch;
+  std::vector<double> time_ms;  ///< median time per configuration, Dataset::configs order
+  size_t best = 0;              ///< the fastest configuration (the first of equal times)
+  size_t line = 0;              ///< line of its first row in the file
+  /// Normalised performance of configuration c: best time / time (1 for the best).
+  double perf(size_t c) const { return time_ms[best] / time_ms[c]; }
+  pred::CodeFeatures code_features(const std::vector<std::string>& code_keys) const;
+};
+
+struct Dataset {
+  std::string path;
+  std::string platform_id;
+  std::vector<std::string> code_keys;  ///< numeric code-feature columns, in file order
+  std::vector<std::string> expr_keys;  ///< expression columns among the code features (names ending in _expr)
+  std::vector<double> cpu_levels, gpu_levels;
+  std::vector<pred::Config> configs;  ///< the grid in model order (CPU major), without (0, 0)
+  int cpu_units = 1;                  ///< the largest cpu_cores of any row (cores at cpu_util = 1)
+  std::vector<Workload> workloads;    ///< complete workloads only (a valid row for every configuration)
+  size_t rows = 0;                    ///< data rows read
+  size_t invalid_rows = 0;            ///< rows with valid = 0 or an unusable time (reported, not used)
+  size_t excluded_workloads = 0;      ///< workloads without a valid row for every configuration
+  std::vector<std::string> problems;  ///< one line per invalid row and excluded workload, with file:line
+};
+
+struct LoadOptions {
+  /// Use only rows of this platform; required when the file holds several.
+  std::string platform_id;
+  /// Code features to join by kernel name, for a dataset swept without them: `dop features --csv` output (several
+  /// files' outputs may be concatenated; repeated headers are skipped). The dataset must have no code features.
+  std::string features;
+};
+
+/// Reads a sweep dataset. Malformed input (missing columns, wrong field counts, a non-number in a numeric column,
+/// duplicate rows, inconsistent launch or features within a workload, a grid that is not a full product) throws
+/// DatasetError naming file:line:column. Rows with valid = 0 or non-positive times are counted and reported in
+/// `problems`, never used; workloads left without a valid time for every configuration are excluded and reported.
+Dataset load_dataset(const std::string& path, const LoadOptions& options = {});
+
+/// Code features by kernel function name from `dop features --csv` output: kernel -> (keys, values as text).
+/// Throws DatasetError naming file:line for malformed rows and for a kernel listed twice with other values.
+struct FeatureTable {
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<std::string>> by_kernel;
+};
+FeatureTable load_feature_table(const std::string& path);
+
+/// Indices of all workloads.
+std::vector<size_t> all_workloads(const Dataset& data);
+
+/// The model inputs for a dataset: its numeric code features (with their expression columns), work_dim,
+/// global_size, local_size, num_groups, the per-dimension sizes, the derived launch features (when `derived`), and
+/// cpu_util, gpu_util.
+std::vector<pred::Feature> default_features(const Dataset& data, bool derived = true);
+
+struct TrainOptions {
+  std::string type = "gbt";  ///< dt, rf, gbt, rank, linear
+  /// Overrides of the type's defaults: XGBoost parameters (max_depth=8, eta=0.05, objective=rank:ndcg, ...),
+  /// "rounds" (boosting rounds), and for linear "lambda" (ridge penalty).
+  std::map<std::string, std::string> params;
+  int threads = 0;     ///< XGBoost threads (0: 1 below 50,000 training rows, else all cores)
+  uint64_t seed = 1;   ///< sampling (rf, gbt) and fold assignment
+  bool derived = true; ///< include the derived launch features
+  int gpu_units = 1;   ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+};
+
+/// The effective parameters of a model type after overrides (what train() uses), as strings.
+std::map<std::string, std::string> effective_params(const TrainOptions& options);
+
+/// Trains a model on the given workloads (all their configurations). The result carries the feature schema, the
+/// grid, the platform and training metadata; its outputs are what the predictor computes.
+pred::Model train(const Dataset& data, const std::vector<size_t>& workloads, const TrainOptions& options);
+
+/// The XGBoost booster of train() for the given rows, used by tests to compare predictions: trains like train()
+/// and returns XGBoost's own predictions for `rows` (row-major, Model::features order) next to the model.
+struct XgbCheck {
+  pred::Model model;
+  std::vector<float> xgboost_predictions;
+};
+XgbCheck train_and_predict_with_xgboost(const Dataset& data, const std::vector<size_t>& workloads,
+                                        const TrainOptions& options, const std::vector<float>& rows);
+
+/// Metrics of one strategy over a set of workloads (Dopia Table 5, Fig. 11a/b, Table 6).
+struct Summary {
+  std::string name;           ///< "model (gbt)", "CPU only", "GPU only", "ALL", "best constant"
+  std::string config;         ///< the fixed configuration, "" for the model
+  size_t workloads = 0;
+  size_t correct = 0;         ///< predicted configuration is a measured best (time equal to the best)
+  double correct_share = 0;
+  double dist_mean = 0, dist_p50 = 0, dist_p75 = 0, dist_p90 = 0;  ///< normalised Euclidean distance to the best
+  double perf_mean = 0, perf_geomean = 0, perf_min = 0;            ///< best time / time of the chosen config
+  double perf_p5 = 0, perf_p10 = 0, perf_p25 = 0, perf_p50 = 0, perf_p75 = 0;
+  double share_ge_90 = 0, share_ge_95 = 0;  ///< share of workloads at >= 90 % / >= 95 % of the best
+};
+
+/// Per-workload outcome of an evaluation.
+struct Outcome {
+  size_t workload = 0;  ///< index in Dataset::workloads
+  size_t predicted = 0; ///< configuration index
+  double perf = 0;      ///< normalised performance of the predicted configuration
+  double distance = 0;
+  int fold = 0;
+};
+
+struct Evaluation {
+  std::string method;   ///< "grouped k-fold cross-validation", "leave-one-kernel-out", "in-sample"
+  std::string model_type;
+  size_t folds_requested = 0, folds = 0;
+  std::string note;     ///< e.g. folds clamped to the number of workloads
+  std::vector<Outcome> outcomes;
+  std::vector<Summary> strategies;  ///< the model first, then CPU only, GPU only, ALL, best constant
+  /// Leave-one-kernel-out: one row per held-out kernel (kernel, workloads, model perf, CPU, GPU, ALL, best const).
+  struct KernelRow {
+    std::string kernel;
+    size_t workloads = 0;
+    double model = 0, cpu = 0, gpu = 0, all = 0, best_const = 0;
+  };
+  std::vector<KernelRow> per_kernel;
+  double train_seconds = 0;  ///< total training time over folds
+};
+
+/// k-fold cross-validation grouped by workload (all configurations of a workload in the same fold): each fold is
+/// predicted by a model trained on the others; the best constant configuration is chosen on the training folds.
+/// `folds` larger than the number of workloads is clamped (Evaluation::note says so).
+Evaluation cross_validate(const Dataset& data, const TrainOptions& options, size_t folds = 64);
+
+/// Leave-one-kernel-out over the workloads of set "real": for each kernel name, a model trained on every workload
+/// of other kernels predicts that kernel's real workloads. Empty (note says why) when there are none.
+Evaluation leave_one_kernel_out(const Dataset& data, const TrainOptions& options);
+
+/// A trained model on a dataset (no training): the model's decisions through the predictor. The dataset must
+/// match the model (platform, grid, code features), otherwise pred::ModelError says what differs. `best_constant`
+/// is the model's (from its training data) when it recorded one, else the dataset's own.
+Evaluation evaluate_model(const pred::Model& model, const Dataset& data);
+
+/// Human-readable table (one line per strategy; per-kernel rows for leave-one-kernel-out).
+std::string format_evaluation(const Evaluation& e);
+/// Machine-readable form (a JSON object text).
+std::string evaluation_json(const Evaluation& e);
+
+}  // namespace dop::train

@@ -1,0 +1,357 @@
+// Evaluation without leakage: grouped k-fold cross-validation, leave-one-kernel-out, a trained model on a dataset;
+// Dopia's metrics (Table 5: correct choices; Fig. 11a: normalised distance; Fig. 11b / Table 6: performance share).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "internal.hpp"
+
+namespace dop::train {
+
+namespace {
+
+using detail::percentile;
+
+struct Fixed {
+  std::string name;
+  pred::Config config;
+  long index = -1;  // -1: not in the grid
+};
+
+long config_index(const Dataset& d, double cpu, double gpu) {
+  for (size_t c = 0; c < d.configs.size(); ++c)
+    if (d.configs[c].cpu == cpu && d.configs[c].gpu == gpu) return long(c);
+  return -1;
+}
+
+std::string config_str(const pred::Config& c) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%g,%g", c.cpu, c.gpu);
+  return b;
+}
+
+double distance(const pred::Config& a, const pred::Config& b) {
+  return std::hypot(a.cpu - b.cpu, a.gpu - b.gpu) / std::sqrt(2.0);
+}
+
+// Metrics of a strategy that chose `chosen[i]` for workload `ws[i]`.
+Summary summarize(const Dataset& d, const std::string& name, const std::string& config,
+                  const std::vector<size_t>& ws, const std::vector<size_t>& chosen) {
+  Summary s;
+  s.name = name;
+  s.config = config;
+  s.workloads = ws.size();
+  if (ws.empty()) return s;
+  std::vector<double> perf, dist;
+  double logsum = 0;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    const Workload& w = d.workloads[ws[i]];
+    const double p = w.perf(chosen[i]);
+    perf.push_back(p);
+    logsum += std::log(p);
+    dist.push_back(distance(d.configs[chosen[i]], d.configs[w.best]));
+    if (w.time_ms[chosen[i]] == w.time_ms[w.best]) ++s.correct;
+  }
+  const double n = double(ws.size());
+  s.correct_share = double(s.correct) / n;
+  s.dist_mean = std::accumulate(dist.begin(), dist.end(), 0.0) / n;
+  s.dist_p50 = percentile(dist, 50);
+  s.dist_p75 = percentile(dist, 75);
+  s.dist_p90 = percentile(dist, 90);
+  s.perf_mean = std::accumulate(perf.begin(), perf.end(), 0.0) / n;
+  s.perf_geomean = std::exp(logsum / n);
+  s.perf_min = *std::min_element(perf.begin(), perf.end());
+  s.perf_p5 = percentile(perf, 5);
+  s.perf_p10 = percentile(perf, 10);
+  s.perf_p25 = percentile(perf, 25);
+  s.perf_p50 = percentile(perf, 50);
+  s.perf_p75 = percentile(perf, 75);
+  s.share_ge_90 = double(std::count_if(perf.begin(), perf.end(), [](double p) { return p >= 0.9; })) / n;
+  s.share_ge_95 = double(std::count_if(perf.begin(), perf.end(), [](double p) { return p >= 0.95; })) / n;
+  return s;
+}
+
+size_t best_constant(const Dataset& d, const std::vector<size_t>& ws) {
+  std::vector<double> mean(d.configs.size(), 0);
+  for (size_t w : ws)
+    for (size_t c = 0; c < d.configs.size(); ++c) mean[c] += d.workloads[w].perf(c);
+  return size_t(std::max_element(mean.begin(), mean.end()) - mean.begin());
+}
+
+std::vector<Fixed> fixed_baselines(const Dataset& d) {
+  const double cmax = d.cpu_levels.back(), gmax = d.gpu_levels.back();
+  std::vector<Fixed> f = {{"CPU only", {cmax, 0}, -1}, {"GPU only", {0, gmax}, -1}, {"ALL", {cmax, gmax}, -1}};
+  for (auto& x : f) x.index = config_index(d, x.config.cpu, x.config.gpu);
+  return f;
+}
+
+// Collects the per-workload choices of the model, the fixed baselines and the best constant, and summarises them.
+struct Collector {
+  const Dataset& d;
+  std::vector<size_t> ws, model, bestc;
+  std::vector<int> fold;
+  void add(size_t w, size_t predicted, size_t best_const, int f) {
+    ws.push_back(w);
+    model.push_back(predicted);
+    bestc.push_back(best_const);
+    fold.push_back(f);
+  }
+  void finish(Evaluation& e, const std::string& model_name) const {
+    for (size_t i = 0; i < ws.size(); ++i) {
+      Outcome o;
+      o.workload = ws[i];
+      o.predicted = model[i];
+      o.perf = d.workloads[ws[i]].perf(model[i]);
+      o.distance = distance(d.configs[model[i]], d.configs[d.workloads[ws[i]].best]);
+      o.fold = fold[i];
+      e.outcomes.push_back(o);
+    }
+    e.strategies.push_back(summarize(d, model_name, "", ws, model));
+    for (const Fixed& f : fixed_baselines(d)) {
+      if (f.index < 0) continue;
+      e.strategies.push_back(summarize(d, f.name, config_str(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
+    }
+    std::set<size_t> distinct(bestc.begin(), bestc.end());
+    std::string cfg = distinct.size() == 1 ? config_str(d.configs[*distinct.begin()])
+                                           : "per fold (" + std::to_string(distinct.size()) + ")";
+    e.strategies.push_back(summarize(d, "best constant", cfg, ws, bestc));
+  }
+};
+
+size_t argmax(const std::vector<double>& v) {
+  size_t b = 0;
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i] > v[b]) b = i;
+  return b;
+}
+
+size_t predict_best(const pred::Predictor& p, const pred::Model& m, const Dataset& d, const Workload& w) {
+  const auto code = pred::code_vector(m.features, w.code_features(d.code_keys), w.launch);
+  std::vector<double> s(p.num_configs());
+  p.scores(code.data(), w.launch, s.data());
+  return argmax(s);
+}
+
+// Trains on `train_ws` and predicts `test_ws`; returns the seconds spent training.
+double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_t>& train_ws,
+                const std::vector<size_t>& test_ws, int fold, Collector& col) {
+  const auto t0 = std::chrono::steady_clock::now();
+  pred::Model m = train(d, train_ws, o);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  pred::PredictorOptions po;
+  po.cache_capacity = 0;
+  const pred::Predictor p(m, po);
+  const size_t bc = best_constant(d, train_ws);
+  for (size_t w : test_ws) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, fold);
+  return secs;
+}
+
+std::string pct(double v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
+  return b;
+}
+
+}  // namespace
+
+Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds) {
+  const size_t W = d.workloads.size();
+  if (W < 2) throw std::invalid_argument(d.path + ": cross-validation needs at least 2 complete workloads, found " +
+                                         std::to_string(W));
+  if (folds < 2) throw std::invalid_argument("cross-validation needs at least 2 folds");
+  Evaluation e;
+  e.method = "grouped k-fold cross-validation";
+  e.model_type = o.type;
+  e.folds_requested = folds;
+  e.folds = std::min(folds, W);
+  if (e.folds < folds)
+    e.note = std::to_string(folds) + " folds requested, clamped to the " + std::to_string(W) +
+             " workloads (leave-one-workload-out)";
+  std::vector<size_t> order = all_workloads(d);
+  std::mt19937_64 rng(o.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<int> fold_of(W);
+  for (size_t i = 0; i < W; ++i) fold_of[order[i]] = int(i % e.folds);
+  Collector col{d, {}, {}, {}, {}};
+  for (size_t f = 0; f < e.folds; ++f) {
+    std::vector<size_t> tr, te;
+    for (size_t w = 0; w < W; ++w) (fold_of[w] == int(f) ? te : tr).push_back(w);
+    e.train_seconds += fold_run(d, o, tr, te, int(f), col);
+  }
+  col.finish(e, "model (" + o.type + ")");
+  return e;
+}
+
+Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
+  Evaluation e;
+  e.method = "leave-one-kernel-out";
+  e.model_type = o.type;
+  std::vector<std::string> kernels;
+  for (const auto& w : d.workloads)
+    if (w.set == "real" && std::find(kernels.begin(), kernels.end(), w.kernel) == kernels.end())
+      kernels.push_back(w.kernel);
+  std::sort(kernels.begin(), kernels.end());
+  e.folds = kernels.size();
+  if (kernels.size() < 2) {
+    e.note = "needs workloads of set 'real' from at least 2 kernels, found " + std::to_string(kernels.size());
+    return e;
+  }
+  Collector col{d, {}, {}, {}, {}};
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    std::vector<size_t> tr, te;
+    for (size_t w = 0; w < d.workloads.size(); ++w) {
+      const Workload& x = d.workloads[w];
+      if (x.kernel != kernels[k]) tr.push_back(w);
+      else if (x.set == "real") te.push_back(w);
+    }
+    e.train_seconds += fold_run(d, o, tr, te, int(k), col);
+  }
+  col.finish(e, "model (" + o.type + ")");
+  const auto fixed = fixed_baselines(d);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    Evaluation::KernelRow row;
+    row.kernel = kernels[k];
+    auto perf_of = [&](size_t i, long c) { return c < 0 ? std::nan("") : d.workloads[col.ws[i]].perf(size_t(c)); };
+    for (size_t i = 0; i < col.ws.size(); ++i) {
+      if (col.fold[i] != int(k)) continue;
+      ++row.workloads;
+      row.model += perf_of(i, long(col.model[i]));
+      row.cpu += perf_of(i, fixed[0].index);
+      row.gpu += perf_of(i, fixed[1].index);
+      row.all += perf_of(i, fixed[2].index);
+      row.best_const += perf_of(i, long(col.bestc[i]));
+    }
+    const double n = double(std::max<size_t>(1, row.workloads));
+    row.model /= n;
+    row.cpu /= n;
+    row.gpu /= n;
+    row.all /= n;
+    row.best_const /= n;
+    e.per_kernel.push_back(row);
+  }
+  return e;
+}
+
+Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
+  if (m.platform.id != d.platform_id)
+    throw pred::ModelError("the model was trained for platform '" + m.platform.id + "', the dataset " + d.path +
+                           " was measured on '" + d.platform_id + "'");
+  if (m.cpu_levels != d.cpu_levels || m.gpu_levels != d.gpu_levels)
+    throw pred::ModelError("the model's grid (" + std::to_string(m.cpu_levels.size()) + " CPU x " +
+                           std::to_string(m.gpu_levels.size()) + " GPU levels) differs from the dataset's (" +
+                           std::to_string(d.cpu_levels.size()) + " x " + std::to_string(d.gpu_levels.size()) + ")");
+  std::string missing;
+  for (const auto& k : m.code_keys())
+    if (std::find(d.code_keys.begin(), d.code_keys.end(), k) == d.code_keys.end()) missing += (missing.empty() ? "" : ", ") + k;
+  if (!missing.empty())
+    throw pred::ModelError("the dataset " + d.path + " lacks code features the model needs: " + missing +
+                           " (sweep with --features)");
+  Evaluation e;
+  e.method = "evaluation of a trained model";
+  e.model_type = m.type;
+  pred::PredictorOptions po;
+  po.cache_capacity = 0;
+  const pred::Predictor p(m, po);
+  size_t bc = best_constant(d, all_workloads(d));
+  const auto t = nlohmann::json::parse(m.training, nullptr, false);
+  if (t.is_object() && t.contains("best_constant")) {
+    const long i = config_index(d, t["best_constant"].value("cpu", -1.0), t["best_constant"].value("gpu", -1.0));
+    if (i >= 0) bc = size_t(i);
+    e.note = "best constant: the model's, from its training data";
+  } else {
+    e.note = "best constant: chosen on this dataset (in-sample)";
+  }
+  Collector col{d, {}, {}, {}, {}};
+  for (size_t w = 0; w < d.workloads.size(); ++w) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, 0);
+  col.finish(e, "model (" + m.type + ")");
+  return e;
+}
+
+std::string format_evaluation(const Evaluation& e) {
+  std::string o;
+  char b[512];
+  std::snprintf(b, sizeof b, "%s of %s: %zu workloads%s%s\n", e.method.c_str(), e.model_type.c_str(),
+                e.strategies.empty() ? size_t(0) : e.strategies[0].workloads,
+                e.folds ? (", " + std::to_string(e.folds) + " folds").c_str() : "",
+                e.train_seconds > 0 ? (", training " + std::to_string(e.train_seconds).substr(0, 6) + " s").c_str() : "");
+  o += b;
+  if (!e.note.empty()) o += "note: " + e.note + "\n";
+  if (e.strategies.empty()) return o;
+  std::snprintf(b, sizeof b, "%-16s %-12s %7s %7s | %6s %6s %6s | %6s %6s %6s %6s %6s %6s | %5s %5s\n", "strategy",
+                "config", "best", "share", "dist", "d-p50", "d-p75", "perf", "geo", "min", "p5", "p25", "median",
+                ">=90%", ">=95%");
+  o += b;
+  for (const Summary& s : e.strategies) {
+    const std::string best = std::to_string(s.correct) + "/" + std::to_string(s.workloads);
+    std::snprintf(b, sizeof b, "%-16s %-12s %7s %7s | %6s %6s %6s | %6s %6s %6s %6s %6s %6s | %5s %5s\n",
+                  s.name.c_str(), s.config.empty() ? "-" : s.config.c_str(), best.c_str(), pct(s.correct_share).c_str(),
+                  pct(s.dist_mean).c_str(), pct(s.dist_p50).c_str(), pct(s.dist_p75).c_str(), pct(s.perf_mean).c_str(),
+                  pct(s.perf_geomean).c_str(), pct(s.perf_min).c_str(), pct(s.perf_p5).c_str(), pct(s.perf_p25).c_str(),
+                  pct(s.perf_p50).c_str(), pct(s.share_ge_90).c_str(), pct(s.share_ge_95).c_str());
+    o += b;
+  }
+  if (!e.per_kernel.empty()) {
+    o += "per held-out kernel (mean normalised performance):\n";
+    std::snprintf(b, sizeof b, "  %-28s %4s %7s %7s %7s %7s %7s\n", "kernel", "n", "model", "CPU", "GPU", "ALL",
+                  "const");
+    o += b;
+    for (const auto& k : e.per_kernel) {
+      std::snprintf(b, sizeof b, "  %-28s %4zu %7s %7s %7s %7s %7s\n", k.kernel.c_str(), k.workloads,
+                    pct(k.model).c_str(), pct(k.cpu).c_str(), pct(k.gpu).c_str(), pct(k.all).c_str(),
+                    pct(k.best_const).c_str());
+      o += b;
+    }
+  }
+  return o;
+}
+
+std::string evaluation_json(const Evaluation& e) {
+  using nlohmann::json;
+  json j;
+  j["method"] = e.method;
+  j["model_type"] = e.model_type;
+  j["folds"] = e.folds;
+  if (e.folds_requested) j["folds_requested"] = e.folds_requested;
+  j["note"] = e.note;
+  j["train_seconds"] = e.train_seconds;
+  json st = json::array();
+  for (const Summary& s : e.strategies)
+    st.push_back({{"name", s.name},
+                  {"config", s.config},
+                  {"workloads", s.workloads},
+                  {"correct", s.correct},
+                  {"correct_share", s.correct_share},
+                  {"distance", {{"mean", s.dist_mean}, {"p50", s.dist_p50}, {"p75", s.dist_p75}, {"p90", s.dist_p90}}},
+                  {"perf",
+                   {{"mean", s.perf_mean},
+                    {"geomean", s.perf_geomean},
+                    {"min", s.perf_min},
+                    {"p5", s.perf_p5},
+                    {"p10", s.perf_p10},
+                    {"p25", s.perf_p25},
+                    {"p50", s.perf_p50},
+                    {"p75", s.perf_p75},
+                    {"share_ge_90", s.share_ge_90},
+                    {"share_ge_95", s.share_ge_95}}}});
+  j["strategies"] = st;
+  if (!e.per_kernel.empty()) {
+    json pk = json::array();
+    for (const auto& k : e.per_kernel)
+      pk.push_back({{"kernel", k.kernel},
+                    {"workloads", k.workloads},
+                    {"model", k.model},
+                    {"cpu", k.cpu},
+                    {"gpu", k.gpu},
+                    {"all", k.all},
+                    {"best_constant", k.best_const}});
+    j["per_kernel"] = pk;
+  }
+  return j.dump();
+}
+
+}  // namespace dop::train
