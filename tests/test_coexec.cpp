@@ -152,6 +152,34 @@ TEST_CASE("all 44 configurations reproduce the reference in both memory modes") 
   }
 }
 
+TEST_CASE("copy mode stages large buffers through pinned memory in pieces and merges every piece") {
+  // 3,000,017 floats = 12 MB per buffer: several pieces per buffer, the last one partial.
+  const Spec s = saxpy_spec(3000017, 64);
+  auto want = make_args(s);
+  saxpy_reference(s, want);
+  ExecutorOptions o;
+  o.memory = MemoryMode::copy;
+  Executor ex(s, kSaxpy, two_devices(), o);
+  for (double share : {0.0, 0.37, 0.5, 1.0}) {  // static splits: both devices run exactly their share
+    auto args = make_args(s);
+    const auto r = ex.launch_static(args, Config{1, 1}, share);
+    INFO("CPU share " << share);
+    REQUIRE(compare_outputs(s, args, want).ok);
+    CHECK(r.h2d_ms > 0);
+    CHECK((r.gpu.work_groups > 0) == (share < 1.0));
+    if (r.gpu.work_groups > 0) CHECK(r.d2h_ms > 0);
+    if (r.gpu.work_groups > 0 && r.cpu.work_groups > 0) CHECK(r.merge_ms > 0);
+  }
+  for (const Config& cfg : {Config{1, 1}, Config{0.25, 1}, Config{0, 1}}) {  // dynamic, repeated launches
+    for (int rep = 0; rep < 2; ++rep) {
+      auto args = make_args(s);
+      ex.launch(args, cfg);
+      INFO("config " << to_string(cfg) << " launch " << rep);
+      REQUIRE(compare_outputs(s, args, want).ok);
+    }
+  }
+}
+
 TEST_CASE("on a long run both devices take work and chunks adapt") {
   const char* heavy = R"CL(
 __kernel void heavy(__global float* y, int iters) {

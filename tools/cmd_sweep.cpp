@@ -162,6 +162,11 @@ void run_sweep_cmd(const SweepFlags& f) {
   const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) { progress(d, t, w); });
   std::printf("sweep: %zu rows written, %zu already present, %zu invalid\n", sum.rows_written, sum.rows_skipped,
               sum.invalid);
+  if (sum.rows_written > 0)
+    std::printf("time: %.1f s wall, %.1f ms per row: setup %.1f s, timed runs %.1f s, launch overhead %.1f s, "
+                "restoring outputs %.1f s, validation %.1f s, writing %.1f s\n",
+                sum.wall_s, 1e3 * sum.wall_s / double(sum.rows_written), sum.setup_s, sum.timed_s,
+                sum.launch_overhead_s, sum.reset_s, sum.validate_s, sum.write_s);
 }
 
 }  // namespace

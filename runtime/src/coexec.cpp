@@ -6,6 +6,7 @@
 // two chunks in flight; chunk sizes adapt to each device's measured rate so that a chunk takes about
 // target_chunk_ms, and shrink at the end so that both devices finish together.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -132,7 +133,88 @@ struct Side {
   cl::Kernel kernel;
   bool malleable = false;
   std::map<size_t, cl::Buffer> gpu_buffers;  // copy mode: device buffers by argument index, reused across launches
+  // Copy mode: page-locked host memory of this context (CL_MEM_ALLOC_HOST_PTR, mapped once), by argument index:
+  // inputs are staged into `pinned_in` and DMA'd from there; the GPU's outputs are read into `pinned_out`.
+  struct Pinned {
+    cl::Buffer buf;
+    void* ptr = nullptr;
+  };
+  std::map<size_t, Pinned> pinned_in, pinned_out;
+  bool pinned_failed = false;  // the implementation refused pinned memory: copy from pageable memory instead
+
+  Side() = default;
+  Side(const Side&) = delete;
+  Side& operator=(const Side&) = delete;
+  ~Side() {
+    for (auto* m : {&pinned_in, &pinned_out})
+      for (auto& [i, p] : *m)
+        if (p.ptr) clEnqueueUnmapMemObject(queue.get(), p.buf.get(), p.ptr, 0, nullptr, nullptr);
+    if (queue) clFinish(queue.get());
+  }
+
+  // Pinned host memory of `bytes` for argument i, or nullptr where the implementation has none to give.
+  unsigned char* pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes) {
+    if (pinned_failed) return nullptr;
+    Pinned& p = m[i];
+    if (!p.ptr) {
+      try {
+        p.buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+        cl_int err = CL_SUCCESS;
+        p.ptr = clEnqueueMapBuffer(queue.get(), p.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
+                                   nullptr, &err);
+        if (err != CL_SUCCESS) p.ptr = nullptr;
+      } catch (const cl::Error&) {
+        p.ptr = nullptr;
+      }
+      if (!p.ptr) {
+        m.erase(i);
+        pinned_failed = true;
+        return nullptr;
+      }
+    }
+    return static_cast<unsigned char*>(p.ptr);
+  }
 };
+
+// A copy split into pieces, so that DMA of one piece overlaps the host-side copy of the next.
+struct Piece {
+  size_t arg, offset, bytes;
+};
+std::vector<Piece> make_pieces(const std::vector<std::pair<size_t, size_t>>& arg_bytes, unsigned threads) {
+  size_t total = 0;
+  for (const auto& [i, b] : arg_bytes) total += b;
+  constexpr size_t kPage = 4096, kMin = size_t(1) << 20, kMax = size_t(16) << 20;
+  const size_t piece = std::clamp(total / (size_t(threads) * 4 + 1), kMin, kMax) / kPage * kPage;
+  std::vector<Piece> out;
+  for (const auto& [i, b] : arg_bytes)
+    for (size_t off = 0; off < b; off += piece) out.push_back({i, off, std::min(piece, b - off)});
+  return out;
+}
+
+// Runs f(k) for k in [0, n) on up to `threads` threads (the caller's among them), pieces claimed in order. The
+// first exception is rethrown after every thread has stopped.
+template <typename F>
+void for_pieces(size_t n, unsigned threads, F f) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex err_m;
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < n;) {
+      try {
+        f(k);
+      } catch (...) {
+        std::lock_guard<std::mutex> l(err_m);
+        if (!err) err = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> ts;
+  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t) ts.emplace_back(work);
+  work();
+  for (auto& t : ts) t.join();
+  if (err) std::rethrow_exception(err);
+}
 
 // The shared work list: units [front, back) are unclaimed. The CPU claims from the front, the GPU from the back.
 class WorkList {
@@ -445,8 +527,12 @@ struct Executor::Impl {
     // Host-side buffers: CPU (and zero-copy GPU) use the host memory in place.
     std::vector<cl::Buffer> cpu_bufs(spec.args.size()), gpu_host_bufs(spec.args.size());
     std::vector<cl_mem> cpu_mems(spec.args.size(), nullptr), gpu_mems(spec.args.size(), nullptr);
+    // Copy mode: what goes to the GPU (argument, bytes), and the initial contents of what it may write (for the
+    // merge; the staged input copy where the memory is pinned, else a copy of its own).
+    std::vector<std::pair<size_t, size_t>> inputs;
+    std::vector<const unsigned char*> initial(spec.args.size(), nullptr);
     std::vector<std::vector<uint64_t>> snapshot(spec.args.size());
-    std::vector<cl::Event> h2d_events;
+    const bool both_sides = cpu && gpu;
     for (size_t i = 0; i < spec.args.size(); ++i) {
       const ArgSpec& a = spec.args[i];
       if (a.kind != ArgKind::buffer) continue;
@@ -462,15 +548,54 @@ struct Executor::Impl {
         auto& b = gpu->gpu_buffers[i];
         if (!b) b = cl::create_buffer(gpu->ctx, acc, a.bytes());
         gpu_mems[i] = b.get();
-        if (a.access != Access::read && cpu)  // merged after the run by comparing with the initial contents
-          snapshot[i].assign(args[i].storage.begin(), args[i].storage.end());
-        cl_event ev = nullptr;
-        cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[i], CL_FALSE, 0, a.bytes(), args[i].data(), 0,
-                                       nullptr, &ev),
-                  "clEnqueueWriteBuffer", "argument '" + a.name + "'");
-        h2d_events.emplace_back(ev);
+        inputs.emplace_back(i, a.bytes());
+        if (a.access != Access::read && both_sides) {
+          if (unsigned char* p = gpu->pinned(gpu->pinned_in, i, a.bytes())) {
+            initial[i] = p;
+          } else {
+            snapshot[i].assign(args[i].storage.begin(), args[i].storage.end());
+            initial[i] = reinterpret_cast<const unsigned char*>(snapshot[i].data());
+          }
+        }
       }
     }
+    // Threads for host-side copies: the GPU driver thread, plus the cores this configuration leaves idle.
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned idle_cores =
+        sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - (cpu ? res.cpu_cores : 0))) : hw;
+    const unsigned copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
+    // Inputs to the GPU, run by its driver thread while the CPU already computes: each piece is copied into pinned
+    // memory (by several threads) and its DMA enqueued at once, so the link works while the next piece is copied.
+    auto stage_inputs = [&] {
+      if (inputs.empty()) return;
+      const auto ts = Clock::now();
+      const auto pieces = make_pieces(inputs, copy_threads);
+      std::vector<cl::Event> events(pieces.size());
+      for (const auto& [i, bytes] : inputs) gpu->pinned(gpu->pinned_in, i, bytes);  // allocate before the threads
+      for_pieces(pieces.size(), copy_threads, [&](size_t k) {
+        const Piece& p = pieces[k];
+        const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
+        const auto pin = gpu->pinned_in.find(p.arg);  // read-only lookups: allocated before the threads started
+        if (pin != gpu->pinned_in.end()) {
+          unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
+          std::memcpy(dst, src, p.bytes);
+          src = dst;
+        }
+        cl_event ev = nullptr;
+        cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0,
+                                       nullptr, &ev),
+                  "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
+        events[k] = cl::Event(ev);
+      });
+      cl::check(clFlush(gpu->queue.get()), "clFlush");
+      // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
+      // it while the CPU, already running, runs out of work and waits.
+      for (auto& e : events) {
+        cl_event ev = e.get();
+        cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
+      }
+      res.h2d_ms = ms_since(ts);
+    };
     if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
     if (gpu) set_args(*gpu, args, gpu_mems, 8, res.gpu_alloc);
 
@@ -505,12 +630,7 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
-          // it while the CPU, already running, runs out of work and waits.
-          for (auto& e : h2d_events) {
-            cl_event ev = e.get();
-            cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
-          }
+          stage_inputs();
           drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
@@ -533,7 +653,6 @@ struct Executor::Impl {
     if (wl.remaining() != 0)
       throw std::runtime_error("launch of '" + spec.name + "': " + std::to_string(wl.remaining()) +
                                " work units were not run");
-    for (auto& e : h2d_events) res.h2d_ms += cl::event_times(e).run_ms();
 
     // Outputs back to host memory. CPU first (a no-op for in-place buffers), then the GPU's writes on top.
     auto sync_in_place = [&](Side& s, std::vector<cl::Buffer>& bufs) {
@@ -552,48 +671,75 @@ struct Executor::Impl {
     if (cpu) sync_in_place(*cpu, cpu_bufs);
     if (gpu && mode == MemoryMode::zero_copy) sync_in_place(*gpu, gpu_host_bufs);
     // The GPU's writes come back only if it ran anything; they are merged only if the CPU ran something too
-    // (otherwise the GPU's copy is the whole result and is read straight into host memory).
+    // (otherwise the GPU's copy is the whole result). Reads go into pinned memory piece by piece; every core is
+    // free by now, so several threads copy (or merge) each piece into host memory as soon as it has arrived.
     if (gpu && mode == MemoryMode::copy && res.gpu.work_groups > 0) {
+      const auto ts = Clock::now();
       const bool both = cpu && res.cpu.work_groups > 0;
-      std::vector<uint64_t, PageAlignedAllocator<uint64_t>> staging;
-      for (size_t i = 0; i < spec.args.size(); ++i) {
-        const ArgSpec& a = spec.args[i];
-        if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
-        void* dst = args[i].data();
-        if (both) {
-          staging.resize(args[i].storage.size());
-          dst = staging.data();
+      std::vector<std::pair<size_t, size_t>> outputs;
+      for (size_t i = 0; i < spec.args.size(); ++i)
+        if (spec.args[i].kind == ArgKind::buffer && spec.args[i].access != Access::read)
+          outputs.emplace_back(i, spec.args[i].bytes());
+      const unsigned threads = std::min(hw, 8u);
+      const auto pieces = make_pieces(outputs, threads);
+      std::vector<unsigned char*> dst(spec.args.size(), nullptr);
+      std::vector<std::vector<uint64_t, PageAlignedAllocator<uint64_t>>> staging(spec.args.size());
+      for (const auto& [i, bytes] : outputs) {
+        dst[i] = gpu->pinned(gpu->pinned_out, i, bytes);
+        if (!dst[i] && both) {
+          staging[i].resize(args[i].storage.size());
+          dst[i] = reinterpret_cast<unsigned char*>(staging[i].data());
+        } else if (!dst[i]) {
+          dst[i] = static_cast<unsigned char*>(args[i].data());  // read straight into host memory
         }
-        cl_event ev = nullptr;
-        cl::check(clEnqueueReadBuffer(gpu->queue.get(), gpu_mems[i], CL_TRUE, 0, a.bytes(), dst, 0, nullptr, &ev),
-                  "clEnqueueReadBuffer", "argument '" + a.name + "'");
-        cl::Event e(ev);
-        res.d2h_ms += cl::event_times(e).run_ms();
-        if (!both) continue;
-        const auto tm = Clock::now();
-        merge(a, args[i], reinterpret_cast<const unsigned char*>(staging.data()),
-              reinterpret_cast<const unsigned char*>(snapshot[i].data()));
-        res.merge_ms += ms_since(tm);
       }
+      std::vector<cl::Event> events(pieces.size());
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const Piece& p = pieces[k];
+        cl_event ev = nullptr;
+        cl::check(clEnqueueReadBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes,
+                                      dst[p.arg] + p.offset, 0, nullptr, &ev),
+                  "clEnqueueReadBuffer", "argument '" + spec.args[p.arg].name + "'");
+        events[k] = cl::Event(ev);
+      }
+      cl::check(clFlush(gpu->queue.get()), "clFlush");
+      std::atomic<int64_t> merge_ns{0};
+      for_pieces(pieces.size(), threads, [&](size_t k) {
+        const Piece& p = pieces[k];
+        cl_event ev = events[k].get();
+        cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "output copies from " + gpu->id);
+        unsigned char* host = static_cast<unsigned char*>(args[p.arg].data()) + p.offset;
+        const unsigned char* got = dst[p.arg] + p.offset;
+        if (got == host) return;
+        if (!both) {
+          std::memcpy(host, got, p.bytes);
+          return;
+        }
+        const auto tm = Clock::now();
+        merge(type_size(spec.args[p.arg].type), host, got, initial[p.arg] + p.offset, p.bytes);
+        merge_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - tm).count();
+      });
+      res.d2h_ms = ms_since(ts);
+      res.merge_ms = double(merge_ns.load()) / 1e6 / double(std::min<size_t>(threads, pieces.size()));
     }
     res.total_ms = ms_since(t0);
     return res;
   }
 
-  // Elements the GPU changed (its copy differs from the initial contents) replace the host's.
-  static void merge(const ArgSpec& a, ArgData& host, const unsigned char* gpu, const unsigned char* initial) {
-    unsigned char* h = static_cast<unsigned char*>(host.data());
-    const size_t sz = type_size(a.type), n = a.count;
+  // Elements the GPU changed (its copy differs from the initial contents) replace the host's, over `bytes`
+  // bytes of elements of `size` bytes.
+  static void merge(size_t size, unsigned char* host, const unsigned char* gpu, const unsigned char* initial,
+                    size_t bytes) {
     auto loop = [&](auto tag) {
       using T = decltype(tag);
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t i = 0; i + sizeof(T) <= bytes; i += sizeof(T)) {
         T g, i0;
-        std::memcpy(&g, gpu + i * sizeof(T), sizeof(T));
-        std::memcpy(&i0, initial + i * sizeof(T), sizeof(T));
-        if (g != i0) std::memcpy(h + i * sizeof(T), &g, sizeof(T));
+        std::memcpy(&g, gpu + i, sizeof(T));
+        std::memcpy(&i0, initial + i, sizeof(T));
+        if (g != i0) std::memcpy(host + i, &g, sizeof(T));
       }
     };
-    switch (sz) {
+    switch (size) {
       case 1: loop(uint8_t{}); break;
       case 2: loop(uint16_t{}); break;
       case 4: loop(uint32_t{}); break;

@@ -398,11 +398,12 @@ void parallel_range(size_t n, F f) {
 }
 }  // namespace
 
-void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial) {
+void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial, bool outputs) {
   if (args.size() != initial.size()) throw std::invalid_argument("reset_writable: argument lists differ");
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgSpec* s = initial[i].spec;
     if (!s || s->kind != ArgKind::buffer || s->access == Access::read) continue;
+    if (s->access == Access::write && !outputs) continue;
     if (args[i].storage.size() != initial[i].storage.size()) throw std::invalid_argument("reset_writable: sizes differ");
     parallel_range(args[i].storage.size(), [&](size_t b, size_t e) {
       std::copy(initial[i].storage.begin() + std::ptrdiff_t(b), initial[i].storage.begin() + std::ptrdiff_t(e),

@@ -159,6 +159,8 @@ class Appender {
   }
   Appender(const Appender&) = delete;
   Appender& operator=(const Appender&) = delete;
+  // A line written is in the kernel's page cache: a killed process loses nothing. sync() also survives a crash of
+  // the machine; the sweep calls it after each workload's rows.
   void write_line(const std::string& line) {
     size_t off = 0;
     while (off < line.size()) {
@@ -166,8 +168,8 @@ class Appender {
       if (n < 0) throw std::runtime_error(path_ + ": write failed");
       off += size_t(n);
     }
-    ::fdatasync(fd_);
   }
+  void sync() { ::fdatasync(fd_); }
 
  private:
   std::string path_;
@@ -204,7 +206,13 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     throw std::runtime_error(o.out + ": has other columns than this sweep writes (a different feature list or an "
                              "older format): write to a new file");
   Appender out(o.out);
-  if (ex.header.empty()) out.write_line(join_line(columns));
+  if (ex.header.empty()) {
+    out.write_line(join_line(columns));
+    out.sync();
+  }
+  using SClock = std::chrono::steady_clock;
+  const auto sweep_start = SClock::now();
+  auto secs = [](SClock::time_point a) { return std::chrono::duration<double>(SClock::now() - a).count(); };
 
   auto configs = o.grid.configs();
   configs.erase(std::remove_if(configs.begin(), configs.end(),
@@ -249,7 +257,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       base.push_back(x);
 
     // One executor per workload (programs and sub-devices built once); the reference computed once.
-    auto since = std::chrono::steady_clock::now();  // the first configuration's wall time includes the setup
+    auto since = SClock::now();  // the first configuration's wall time includes the setup
     std::unique_ptr<Executor> exec;
     std::string setup_error;
     std::vector<ArgData> want, initial, args;
@@ -266,6 +274,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
+    sum.setup_s += secs(since);
     for (const auto& c : todo) {
       std::vector<std::string> row = base;
       LaunchResult last;
@@ -275,16 +284,26 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       if (valid) {
         try {
           for (int r = 0; r < o.warmup + o.repeat; ++r) {
-            reset_writable(args, initial);
+            // Inputs are restored before every run; write-only outputs only before the validated run (a run
+            // leaves them as the kernel wrote them, which does not change the next run's work).
+            auto tr = SClock::now();
+            reset_writable(args, initial, /*outputs=*/r == o.warmup);
+            sum.reset_s += secs(tr);
+            tr = SClock::now();
             last = exec->launch(args, c);
+            const double launch_s = secs(tr);
+            sum.timed_s += last.total_ms / 1e3;
+            sum.launch_overhead_s += std::max(0.0, launch_s - last.total_ms / 1e3);
             if (r < o.warmup) continue;
             times.push_back(last.total_ms);
             if (r == o.warmup && o.validate) {
+              const auto tv = SClock::now();
               if (want.empty()) {  // no CPU reference: a plain single-device run of the original kernel
                 const cl_device_id d = devices.cpu ? devices.cpu->device : devices.gpu->device;
                 want = run_single(s, w.source, d).args;
               }
               const auto cmp = compare_outputs(s, args, want);
+              sum.validate_s += secs(tv);
               if (!cmp.ok) {
                 valid = false;
                 error = "output mismatch: " + std::to_string(cmp.mismatches) + " elements, first " + cmp.first;
@@ -305,17 +324,22 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
             have ? fmt(*std::max_element(times.begin(), times.end())) : std::string(), std::to_string(times.size()),
             std::to_string(last.cpu.work_groups), std::to_string(last.gpu.work_groups),
             std::to_string(last.cpu.chunks), std::to_string(last.gpu.chunks), fmt(last.h2d_ms), fmt(last.d2h_ms),
-            fmt(last.merge_ms), fmt(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count()),
+            fmt(last.merge_ms), fmt(secs(since) * 1e3),
             std::string(valid ? "1" : "0"), error})
         row.push_back(x);
-      since = std::chrono::steady_clock::now();
+      since = SClock::now();
       out.write_line(join_line(row));
+      sum.write_s += secs(since);
       ++sum.rows_written;
       if (!valid) ++sum.invalid;
       ++done;
       if (progress) progress(done, total, s.name);
     }
+    const auto tw = SClock::now();
+    out.sync();
+    sum.write_s += secs(tw);
   }
+  sum.wall_s = secs(sweep_start);
   return sum;
 }
 

@@ -66,7 +66,10 @@ struct LaunchResult {
   std::string note;         ///< e.g. why the GPU ran unthrottled
   DeviceStats cpu, gpu;
   double total_ms = 0;      ///< end to end: host-resident inputs to host-resident outputs
-  double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;  ///< copy and merge parts (wall) of total_ms
+  /// Copy mode, parts of total_ms: h2d = wall time until every input was on the GPU (staging into pinned memory and
+  /// DMA, overlapped with the CPU's work); d2h = wall time of reading the outputs back and merging them; merge =
+  /// the merging part of d2h.
+  double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
 };
 
 /// Runs one spec's kernel at any configuration. Programs, sub-devices and queues are built once and reused;

@@ -131,9 +131,10 @@ std::vector<ArgData> make_args(const Spec& spec);
 /// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves). Large buffers are
 /// filled by several threads; the values do not depend on how many (the generator is counter-based).
 void fill_buffer(ArgData& a, const Init& init);
-/// Restores the buffers a kernel may write (access write or read_write) from `initial`, for repeated runs without
-/// regenerating the inputs. Both must come from make_args of the same spec.
-void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial);
+/// Restores the buffers a kernel may write from `initial`, for repeated runs without regenerating the inputs:
+/// read_write buffers always, write-only buffers when `outputs` is set. Both must come from make_args of the same
+/// spec.
+void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial, bool outputs = true);
 
 /// A CPU reference: given the initialised arguments, overwrite the output buffers with the expected results.
 using ReferenceFn = std::function<void(const Spec& spec, std::vector<ArgData>& args)>;

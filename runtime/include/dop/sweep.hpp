@@ -37,6 +37,10 @@ using SweepProgress = std::function<void(size_t done, size_t total, const std::s
 
 struct SweepSummary {
   size_t rows_written = 0, rows_skipped = 0, invalid = 0;
+  /// Where the wall time went, in seconds: setup per workload (executor, inputs, reference); the launches' own
+  /// end-to-end times (total_ms); launch overhead outside them (lazy program builds, sub-devices, queues, buffer
+  /// objects); restoring outputs between runs; validation; writing rows.
+  double setup_s = 0, timed_s = 0, launch_overhead_s = 0, reset_s = 0, validate_s = 0, write_s = 0, wall_s = 0;
 };
 
 /// The dataset's column names, in order, for a given feature list.
