@@ -30,6 +30,10 @@ __kernel void builtins(__global uint* out, int stride) {
   o[10] = (uint)get_local_id(0);   o[11] = (uint)get_local_id(1);
   o[12] = (uint)get_local_size(0); o[13] = (uint)get_local_size(1);
   o[14] = get_work_dim();          o[15] = (uint)get_num_groups(2);
+  /* the unused third dimension, where the range form carries the split dimension's full size */
+  o[16] = (uint)get_global_id(2);  o[17] = (uint)get_group_id(2);
+  o[18] = (uint)get_global_size(2); o[19] = (uint)get_global_offset(2);
+  o[20] = (uint)get_local_id(2);   o[21] = (uint)get_local_size(2);
 }
 )CL";
 
@@ -42,14 +46,14 @@ Spec builtins_spec(size_t gx, size_t gy, size_t lx, size_t ly) {
   ArgSpec out;
   out.name = "out";
   out.type = ElemType::u32;
-  out.count = gx * gy * 16;
+  out.count = gx * gy * 22;
   out.access = Access::write;
   out.output = true;
   ArgSpec stride;
   stride.name = "stride";
   stride.kind = ArgKind::scalar;
   stride.type = ElemType::i32;
-  stride.value = 16;
+  stride.value = 22;
   s.args = {out, stride};
   return s;
 }
@@ -59,12 +63,14 @@ void builtins_reference(const Spec& s, std::vector<ArgData>& args) {
   const size_t gx = s.global[0], gy = s.global[1], lx = s.local[0], ly = s.local[1];
   for (size_t y = 0; y < gy; ++y)
     for (size_t x = 0; x < gx; ++x) {
-      uint32_t* w = o + (y * gx + x) * 16;
-      const uint32_t v[16] = {uint32_t(x),      uint32_t(y),      uint32_t(x / lx), uint32_t(y / ly),
+      uint32_t* w = o + (y * gx + x) * 22;
+      const uint32_t v[22] = {uint32_t(x),      uint32_t(y),      uint32_t(x / lx), uint32_t(y / ly),
                               uint32_t(gx / lx), uint32_t(gy / ly), uint32_t(gx),     uint32_t(gy),
                               0,                0,                uint32_t(x % lx), uint32_t(y % ly),
-                              uint32_t(lx),     uint32_t(ly),     2,                1};
-      std::copy(v, v + 16, w);
+                              uint32_t(lx),     uint32_t(ly),     2,                1,
+                              0,                0,                1,                0,
+                              0,                1};
+      std::copy(v, v + 22, w);
     }
 }
 
@@ -178,6 +184,49 @@ TEST_CASE("copy mode stages large buffers through pinned memory in pieces and me
       REQUIRE(compare_outputs(s, args, want).ok);
     }
   }
+}
+
+TEST_CASE("a kernel with few work-groups runs on the CPU in finer ones when it cannot observe them") {
+  const Spec s = saxpy_spec(4 * 256, 256);  // 4 work-groups of 256: too few to share
+  auto want = make_args(s);
+  saxpy_reference(s, want);
+  for (MemoryMode mode : {MemoryMode::zero_copy, MemoryMode::copy}) {
+    ExecutorOptions o;
+    o.memory = mode;
+    Executor ex(s, kSaxpy, two_devices(), o);
+    for (const auto& cfg : Grid{}.configs()) {
+      auto args = make_args(s);
+      const auto r = ex.launch(args, cfg);
+      INFO(memory_mode_name(mode) << " config " << to_string(cfg));
+      REQUIRE(compare_outputs(s, args, want).ok);
+      CHECK(r.cpu.work_items + r.gpu.work_items == 1024);
+      CHECK_THAT(r.note, Catch::Contains("CPU work-groups of"));
+    }
+    for (double share : {0.1, 0.3, 0.55, 0.9}) {  // static splits inside a spec work-group: the GPU's head piece
+      auto args = make_args(s);
+      const auto r = ex.launch_static(args, Config{1, 1}, share);
+      INFO(memory_mode_name(mode) << " share " << share);
+      REQUIRE(compare_outputs(s, args, want).ok);
+      CHECK(r.cpu.work_items > 0);
+      CHECK(r.gpu.work_items > 0);
+      CHECK(r.cpu.work_items + r.gpu.work_items == 1024);
+    }
+  }
+  // A kernel that reads its group id keeps the spec's work-groups.
+  const char* grouped = R"CL(
+__kernel void grouped(__global float* y, __global const float* x, float a, int n) {
+  int i = get_group_id(0) * 256 + get_local_id(0);
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+)CL";
+  Spec g = s;
+  g.kernel_name = "grouped";
+  Executor ex(g, grouped, two_devices());
+  auto args = make_args(g);
+  const auto r = ex.launch(args, Config{1, 1});
+  REQUIRE(compare_outputs(g, args, want).ok);
+  CHECK_THAT(r.note, !Catch::Contains("CPU work-groups of"));
+  CHECK(r.cpu.work_groups + r.gpu.work_groups == 4);
 }
 
 TEST_CASE("on a long run both devices take work and chunks adapt") {

@@ -57,7 +57,7 @@ void run_split(const SplitFlags& f) {
       reset_writable(args, initial);
       const auto d = ex.launch(args, cfg);
       dyn.push_back(d.total_ms);
-      dyn_cpu_share.push_back(double(d.cpu.work_groups) / double(d.cpu.work_groups + d.gpu.work_groups));
+      dyn_cpu_share.push_back(double(d.cpu.work_items) / double(d.cpu.work_items + d.gpu.work_items));
       if (!compare_outputs(spec, args, reference).ok) throw std::runtime_error(path + ": dynamic run gave wrong output");
       for (size_t k = 0; k < shares.size(); ++k) {
         reset_writable(args, initial);

@@ -25,7 +25,7 @@ struct RunFlags {
 };
 
 nlohmann::json device_json(const DeviceStats& d) {
-  return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups},
+  return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups}, {"work_items", d.work_items},
           {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
 }
 

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
+#include <cctype>
 
 #include "dop/runtime.hpp"
 
@@ -85,30 +87,51 @@ const char* memory_mode_name(MemoryMode m) {
 std::string range_form_prelude() {
   // Helpers capture the real builtins before the macros below shadow them. Function-like macros are not expanded
   // recursively, and only where a name is followed by '(' — so kernels, helper functions and the malleable form
-  // all see the builtins of the original full launch.
-  return R"CL(/* dop range form: builtins as in the full launch (DOP_GS*: global size, DOP_GO*: global offset) */
+  // all see the builtins of the original full launch. Only the split dimension (DOP_SPLIT) is launched in
+  // pieces; its full global size is either the global offset of an extra launch dimension (DOP_SIZE_DIM, for
+  // kernels of fewer than 3 dimensions: then one build serves every problem size) or a constant (DOP_GS_SPLIT).
+  return R"CL(/* dop range form: builtins as in the full launch */
 #ifndef DOP_RANGE_FORM
 #define DOP_RANGE_FORM 1
 static inline size_t dop_real_group_id(uint d) { return get_group_id(d); }
 static inline size_t dop_real_global_offset(uint d) { return get_global_offset(d); }
-#define get_global_size(d) ((size_t)((d) == 0 ? (DOP_GS0) : (d) == 1 ? (DOP_GS1) : (d) == 2 ? (DOP_GS2) : 1))
+static inline size_t dop_real_global_size(uint d) { return get_global_size(d); }
+static inline size_t dop_real_global_id(uint d) { return get_global_id(d); }
+#ifdef DOP_SIZE_DIM
+#define DOP_FULL_SPLIT_SIZE dop_real_global_offset(DOP_SIZE_DIM)
+#else
+#define DOP_FULL_SPLIT_SIZE ((size_t)(DOP_GS_SPLIT))
+#endif
+#define get_work_dim() ((uint)(DOP_WORK_DIM))
+#define get_global_size(d) ((uint)(d) == (DOP_SPLIT) ? DOP_FULL_SPLIT_SIZE : (uint)(d) < (DOP_WORK_DIM) ? dop_real_global_size(d) : (size_t)1)
 #define get_global_offset(d) ((size_t)((d) == 0 ? (DOP_GO0) : (d) == 1 ? (DOP_GO1) : (d) == 2 ? (DOP_GO2) : 0))
+#define get_global_id(d) ((uint)(d) < (DOP_WORK_DIM) ? dop_real_global_id(d) : (size_t)0)
 #define get_num_groups(d) (get_global_size(d) / get_local_size(d))
-#define get_group_id(d) (dop_real_group_id(d) + (dop_real_global_offset(d) - get_global_offset(d)) / get_local_size(d))
+#define get_group_id(d) ((uint)(d) < (DOP_WORK_DIM) ? dop_real_group_id(d) + (dop_real_global_offset(d) - get_global_offset(d)) / get_local_size(d) : (size_t)0)
 #endif
 #line 1
 )CL";
 }
 
-std::string range_form_options(const std::vector<size_t>& global, const std::vector<size_t>& offset) {
-  std::string o;
-  for (size_t d = 0; d < 3; ++d) {
-    const size_t gs = d < global.size() ? global[d] : 1;
-    const size_t go = d < offset.size() ? offset[d] : 0;
-    o += " -DDOP_GS" + std::to_string(d) + "=" + std::to_string(gs) + "UL";
-    o += " -DDOP_GO" + std::to_string(d) + "=" + std::to_string(go) + "UL";
-  }
+std::string range_form_options(const std::vector<size_t>& global, size_t split_dim,
+                               const std::vector<size_t>& offset) {
+  const size_t dims = global.size();
+  std::string o = " -DDOP_WORK_DIM=" + std::to_string(dims) + " -DDOP_SPLIT=" + std::to_string(split_dim);
+  if (dims < 3)
+    o += " -DDOP_SIZE_DIM=" + std::to_string(dims);
+  else
+    o += " -DDOP_GS_SPLIT=" + std::to_string(global.at(split_dim)) + "UL";
+  for (size_t d = 0; d < 3; ++d)
+    o += " -DDOP_GO" + std::to_string(d) + "=" + std::to_string(d < offset.size() ? offset[d] : 0) + "UL";
   return o;
+}
+
+void range_form_geometry(const std::vector<size_t>& full_global, size_t split_dim, std::vector<size_t>& global,
+                         std::vector<size_t>& local, std::vector<size_t>& offset) {
+  if (full_global.size() >= 3) return;
+  global.push_back(1);
+  local.push_back(1);
+  offset.push_back(full_global.at(split_dim));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -118,6 +141,33 @@ std::string range_form_options(const std::vector<size_t>& global, const std::vec
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// True when nothing in the source can observe how the NDRange is cut into work-groups: no barriers or fences, no
+// local memory, no work-group or sub-group functions, no local ids or sizes, no group ids or counts, no includes.
+// A conservative scan of every identifier, comments and strings included.
+bool workgroup_independent(const std::string& src) {
+  if (src.find("#include") != std::string::npos) return false;
+  static const char* const kObserve[] = {"barrier",        "mem_fence",       "read_mem_fence",
+                                         "write_mem_fence", "local",           "__local",
+                                         "get_local_id",   "get_local_size",  "get_group_id",
+                                         "get_num_groups", "get_enqueued_local_size", "get_local_linear_id",
+                                         "wait_group_events"};
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < src.size();) {
+    if (!ident(src[i]) || (i > 0 && ident(src[i - 1]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < src.size() && ident(src[j])) ++j;
+    const std::string w = src.substr(i, j - i);
+    for (const char* k : kObserve)
+      if (w == k) return false;
+    if (w.find("work_group") != std::string::npos || w.find("sub_group") != std::string::npos) return false;
+    i = j;
+  }
+  return true;
+}
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -267,6 +317,8 @@ struct Executor::Impl {
   size_t units = 0;           // work-groups along split_dim
   size_t groups_per_unit = 1;
   std::string local_note;
+  size_t fine = 1;             // units per spec work-group along split_dim (CPU work-groups are that much finer)
+  std::vector<size_t> cpu_local;
 
   Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
       : spec(s), source(src), sel(d), opt(std::move(o)) {
@@ -285,6 +337,20 @@ struct Executor::Impl {
     units = spec.global[split_dim] / local[split_dim];
     for (size_t d = 0; d < spec.global.size(); ++d)
       if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
+    // Few work-groups (a matrix-vector kernel of 4096 rows in groups of 256 has 16) leave the work list too
+    // coarse to balance two devices, and a CPU share of them leaves cores idle. A kernel that cannot observe its
+    // work-groups runs on the CPU in finer ones: `fine` CPU groups per spec group along the split dimension.
+    cpu_local = local;
+    const size_t target_groups = 16 * size_t(sel.cpu ? sel.cpu->compute_units : 1);
+    if (!spec.local.empty() && workgroup_independent(source)) {
+      while (units * groups_per_unit * fine < target_groups && local[split_dim] % (2 * fine) == 0 &&
+             local[split_dim] / (2 * fine) >= 8)
+        fine *= 2;
+    }
+    cpu_local[split_dim] = local[split_dim] / fine;
+    units *= fine;
+    if (fine > 1) local_note = "CPU work-groups of " + std::to_string(cpu_local[split_dim]) + " along dimension " +
+                               std::to_string(split_dim) + " (the kernel does not observe its work-groups)";
   }
 
   // A built kernel on one device of a context (shared by several sides) with its own queue.
@@ -311,7 +377,7 @@ struct Executor::Impl {
     const std::string& body = malleable ? opt.malleable_source : source;
     const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
     return cl::build_program(ctx, devices, range_form_prelude() + body,
-                             spec.build_options + range_form_options(spec.global),
+                             spec.build_options + range_form_options(spec.global, split_dim),
                              malleable ? file + " (malleable form)" : file);
   }
 
@@ -363,12 +429,29 @@ struct Executor::Impl {
     return *s;
   }
 
-  // Launch geometry of units [b, e).
-  void chunk_geometry(size_t b, size_t e, std::vector<size_t>& offset, std::vector<size_t>& global) const {
+  // Launch geometry of units [b, e) in spec work-groups (`whole`) or CPU ones, with the range form's extra
+  // dimension for kernels of fewer than 3.
+  void chunk_geometry(size_t b, size_t e, bool whole, std::vector<size_t>& offset, std::vector<size_t>& global,
+                      std::vector<size_t>& chunk_local) const {
+    const size_t unit_items = cpu_local[split_dim];
     global = spec.global;
+    chunk_local = whole ? local : cpu_local;
     offset.assign(spec.global.size(), 0);
-    offset[split_dim] = b * local[split_dim];
-    global[split_dim] = (e - b) * local[split_dim];
+    offset[split_dim] = b * unit_items;
+    global[split_dim] = (e - b) * unit_items;
+    range_form_geometry(spec.global, split_dim, global, chunk_local, offset);
+  }
+  // Pieces of a chunk and whether each runs in spec work-groups: the CPU always runs its own; the GPU runs the
+  // spec's where the chunk covers whole ones, CPU-sized ones for a partial group at either end.
+  std::vector<std::tuple<size_t, size_t, bool>> chunk_pieces(size_t b, size_t e, bool is_cpu) const {
+    if (fine == 1) return {{b, e, true}};
+    if (is_cpu) return {{b, e, false}};
+    const size_t hb = std::min(e, (b + fine - 1) / fine * fine), te = std::max(hb, e / fine * fine);
+    std::vector<std::tuple<size_t, size_t, bool>> p;
+    if (b < hb) p.emplace_back(b, hb, false);
+    if (hb < te) p.emplace_back(hb, te, true);
+    if (te < e) p.emplace_back(te, e, false);
+    return p;
   }
 
   void set_args(Side& s, std::vector<ArgData>& args, const std::vector<cl_mem>& mems, int mod, int alloc) {
@@ -392,12 +475,12 @@ struct Executor::Impl {
   void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
              Clock::time_point t0, DeviceStats& st, bool static_chunks) {
     struct InFlight {
-      cl::Event ev;
+      cl::Event first, last;  // a chunk's first and last enqueue (pieces, see chunk_pieces)
       size_t n;
     };
     std::deque<InFlight> inflight;
     double rate = 0;  // units per ms of kernel time
-    std::vector<size_t> offset, global;
+    std::vector<size_t> offset, global, chunk_local;
     const bool fixed = static_chunks;
     size_t inflight_units = 0;
     // Units to claim next; 0 means "not now": the other device would finish everything left sooner than this
@@ -430,18 +513,26 @@ struct Executor::Impl {
     };
     for (;;) {
       while (inflight.size() < 2) {
-        const size_t want = plan();
+        size_t want = plan();
         if (want == 0) break;
+        // The GPU claims whole spec work-groups where it can: finer ones would leave its compute units idle.
+        if (!is_cpu && fine > 1 && !fixed) want = std::max(fine, want / fine * fine);
         const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
         if (b == e) break;
-        chunk_geometry(b, e, offset, global);
-        // The queue is in order: on the GPU in copy mode the first chunk runs after the input copies.
-        cl::Event ev = cl::enqueue_ndrange(s.queue, s.kernel, global, local, offset);
+        InFlight f{{}, {}, e - b};
+        for (const auto& [pb, pe, whole] : chunk_pieces(b, e, is_cpu)) {
+          chunk_geometry(pb, pe, whole, offset, global, chunk_local);
+          // The queue is in order: on the GPU in copy mode the first chunk runs after the input copies.
+          cl::Event ev = cl::enqueue_ndrange(s.queue, s.kernel, global, chunk_local, offset);
+          if (!f.first) f.first = ev;
+          f.last = std::move(ev);
+          st.work_groups += (pe - pb) * groups_per_unit / (whole ? fine : 1);
+          st.work_items += (pe - pb) * cpu_local[split_dim] * (spec.global_items() / spec.global[split_dim]);
+        }
         cl::check(clFlush(s.queue.get()), "clFlush");
-        inflight.push_back({std::move(ev), e - b});
+        inflight.push_back(std::move(f));
         inflight_units += e - b;
         st.chunks++;
-        st.work_groups += (e - b) * groups_per_unit;
       }
       if (inflight.empty()) {
         if (wl.remaining() == 0) break;
@@ -462,9 +553,11 @@ struct Executor::Impl {
         continue;
       }
       set_parked(false);
-      const auto t = cl::event_times(inflight.front().ev);
-      const double kms = std::max(t.run_ms(), 1e-3);
-      st.busy_ms += t.run_ms();
+      const auto t = cl::event_times(inflight.front().last);
+      const auto t_first = cl::event_times(inflight.front().first);
+      const double run = double(t.end - std::min(t.start, t_first.start)) * 1e-6;
+      const double kms = std::max(run, 1e-3);
+      st.busy_ms += run;
       const double r = double(inflight.front().n) / kms;
       rate = rate <= 0 ? r : 0.5 * rate + 0.5 * r;
       {
@@ -614,7 +707,8 @@ struct Executor::Impl {
       if (!gpu && gpu_first > 0) throw std::invalid_argument("a static split with a GPU share needs a GPU device");
     } else if (cpu) {
       const size_t fill_groups = size_t(sel.gpu->compute_units) * 4;
-      gpu_first = std::clamp<size_t>((fill_groups + groups_per_unit - 1) / groups_per_unit, units / 64, units / 4);
+      gpu_first = std::clamp<size_t>((fill_groups + groups_per_unit - 1) / groups_per_unit * fine, units / 64,
+                                     units / 4);
       gpu_first = std::max<size_t>(gpu_first, 1);
     }
 
@@ -622,7 +716,7 @@ struct Executor::Impl {
     // one; a GPU chunk gives every compute unit one.
     auto units_for = [&](size_t groups) { return std::max<size_t>(1, (groups + groups_per_unit - 1) / groups_per_unit); };
     const size_t cpu_min = cpu ? units_for(size_t(res.cpu_cores)) : 1;
-    const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) : 1;
+    const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) * fine : 1;
     // The first CPU chunk fills the cores, but takes no more than a quarter of the work: the GPU's rate is unknown.
     if (static_share < 0 && cpu && gpu) cpu_first = std::min(std::max(cpu_first, cpu_min), (units + 3) / 4);
     std::exception_ptr cpu_err, gpu_err;

@@ -51,7 +51,10 @@ struct ExecutorOptions {
 struct DeviceStats {
   std::string device;       ///< device id ("pocl:0"), "" when unused
   int units = 0;            ///< cores (CPU) or active work-items out of dop_gpu_mod (GPU)
-  size_t work_groups = 0;   ///< work-groups this device ran
+  size_t work_groups = 0;   ///< work-groups this device ran, in the geometry it ran them (see work_items)
+  /// Work-items this device ran. The CPU runs a kernel that cannot observe its work-groups (no barriers, local
+  /// memory, local or group ids) in finer work-groups when the spec's are few, so work_items is the exact share.
+  size_t work_items = 0;
   size_t chunks = 0;        ///< kernel enqueues
   double busy_ms = 0;       ///< sum of kernel execution times (profiling events)
   double finish_ms = 0;     ///< wall time from launch start until this device's last chunk completed
@@ -95,10 +98,17 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The macro prelude that turns any kernel into its work-group-range form: launched over a sub-range with a global
-/// offset, every work-item builtin returns what it would in the original full launch. The full launch's global size
-/// and offset are passed at build time as -D options (range_form_options).
+/// The macro prelude that turns any kernel into its work-group-range form: launched over a sub-range of its split
+/// dimension with a global offset, every work-item builtin returns what it would in the original full launch.
 std::string range_form_prelude();
-std::string range_form_options(const std::vector<size_t>& global, const std::vector<size_t>& offset = {});
+/// Build options of the range form for a full launch of `global`, split along `split_dim` (and an original global
+/// offset). For kernels of fewer than 3 dimensions they do not depend on the sizes: the split dimension's full size
+/// travels at launch time as the offset of an extra dimension (range_form_geometry), so one build (and the
+/// implementations' kernel caches) serve every problem size of a kernel.
+std::string range_form_options(const std::vector<size_t>& global, size_t split_dim,
+                               const std::vector<size_t>& offset = {});
+/// Turns a chunk's launch geometry (global, local, offset over the kernel's own dimensions) into the range form's.
+void range_form_geometry(const std::vector<size_t>& full_global, size_t split_dim, std::vector<size_t>& global,
+                         std::vector<size_t>& local, std::vector<size_t>& offset);
 
 }  // namespace dop
