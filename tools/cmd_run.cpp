@@ -1,5 +1,4 @@
-// dop run: runs a workload spec at a configuration with co-execution,
-// optionally validating and repeating.
+// dop run: runs a workload spec at a configuration with co-execution, optionally validating and repeating.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -7,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "stats.hpp"
 #include "dop/bundle.hpp"
 #include "dop/runtime.hpp"
-#include "stats.hpp"
 #if DOP_ANALYSIS
 #include "dop/transform.hpp"
 #endif
@@ -30,18 +29,16 @@ struct RunFlags {
   DeviceFlags devices;
 };
 
-nlohmann::json device_json(const DeviceStats &d) {
-  return {{"device", d.device},           {"units", d.units},
-          {"work_groups", d.work_groups}, {"chunks", d.chunks},
-          {"busy_ms", d.busy_ms},         {"finish_ms", d.finish_ms}};
+nlohmann::json device_json(const DeviceStats& d) {
+  return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups},
+          {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
 }
 
-void run(const RunFlags &f) {
+void run(const RunFlags& f) {
   const Spec spec = load_spec(f.spec);
   const std::string source = read_kernel_source(spec);
   const Config cfg = parse_config(f.config);
-  const auto sel =
-      cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
+  const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
   if (!f.malleable.empty()) {
@@ -49,24 +46,19 @@ void run(const RunFlags &f) {
     m.kernel_file = f.malleable;
     opt.malleable_source = read_kernel_source(m);
   } else if (!f.bundle.empty()) {
-    // A bundle made by `dop bundle` (maybe on another machine): its malleable
-    // form, or the note why there is none.
+    // A bundle made by `dop bundle` (maybe on another machine): its malleable form, or the note why there is none.
     const Bundle b = load_bundle(f.bundle);
-    check_bundle_matches(b, f.bundle, source, spec.kernel_name,
-                         spec.build_options);
+    check_bundle_matches(b, f.bundle, source, spec.kernel_name, spec.build_options);
     opt.malleable_source = b.malleable_source;
     opt.malleable_note = b.malleable_note;
   } else {
 #if DOP_ANALYSIS
-    // Analysis build: make the malleable form on the fly, so that throttled
-    // configurations really throttle.
-    const auto m = transform::make_malleable(
-        source, spec.kernel_file, spec.kernel_name, spec.build_options);
+    // Analysis build: make the malleable form on the fly, so that throttled configurations really throttle.
+    const auto m = transform::make_malleable(source, spec.kernel_file, spec.kernel_name, spec.build_options);
     opt.malleable_source = m.source;
     opt.malleable_note = m.reason;
 #else
-    opt.malleable_note = "no malleable form (runtime-only build: give one with "
-                         "--bundle or --malleable)";
+    opt.malleable_note = "no malleable form (runtime-only build: give one with --bundle or --malleable)";
 #endif
   }
   Executor ex(spec, source, sel, opt);
@@ -74,39 +66,29 @@ void run(const RunFlags &f) {
   std::vector<LaunchResult> results;
   const std::vector<ArgData> initial = make_args(spec);
   std::vector<ArgData> args = initial;
-  for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0);
-       ++i) { // one warm-up when repeating
+  for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
     reset_writable(args, initial);
     auto r = ex.launch(args, cfg);
-    if (f.repeat == 1 || i > 0)
-      results.push_back(r);
+    if (f.repeat == 1 || i > 0) results.push_back(r);
   }
   std::vector<double> totals;
-  for (const auto &r : results)
-    totals.push_back(r.total_ms);
-  const LaunchResult &last = results.back();
+  for (const auto& r : results) totals.push_back(r.total_ms);
+  const LaunchResult& last = results.back();
 
   nlohmann::json validation;
   bool valid = true;
   if (f.validate) {
-    // Against a plain single-device run of the original kernel (the CPU device,
-    // else the GPU).
+    // Against a plain single-device run of the original kernel (the CPU device, else the GPU).
     const cl_device_id plain_dev = sel.cpu ? sel.cpu->device : sel.gpu->device;
     const auto plain = run_single(spec, source, plain_dev);
     const auto cmp = compare_outputs(spec, args, plain.args);
     valid = cmp.ok;
-    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id},
-                  {"ok", cmp.ok},
-                  {"mismatches", cmp.mismatches},
-                  {"max_abs_err", cmp.max_abs_err},
-                  {"first_mismatch", cmp.first},
-                  {"tolerance",
-                   {{"rel", spec.tolerance.rel}, {"abs", spec.tolerance.abs}}}};
+    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id}, {"ok", cmp.ok}, {"mismatches", cmp.mismatches},
+                  {"max_abs_err", cmp.max_abs_err}, {"first_mismatch", cmp.first},
+                  {"tolerance", {{"rel", spec.tolerance.rel}, {"abs", spec.tolerance.abs}}}};
     if (!spec.reference.empty() && find_reference(spec.reference)) {
       const auto ref = compare_outputs(spec, args, run_reference(spec));
-      validation["reference"] = {{"name", spec.reference},
-                                 {"ok", ref.ok},
-                                 {"mismatches", ref.mismatches},
+      validation["reference"] = {{"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches},
                                  {"first_mismatch", ref.first}};
       valid = valid && ref.ok;
     }
@@ -123,90 +105,62 @@ void run(const RunFlags &f) {
                      {"memory", memory_mode_name(last.memory)},
                      {"note", last.note},
                      {"repeat", f.repeat},
-                     {"time_ms",
-                      {{"median", median(totals)},
-                       {"min", *std::min_element(totals.begin(), totals.end())},
-                       {"max", *std::max_element(totals.begin(), totals.end())},
-                       {"all", totals}}},
-                     {"last",
-                      {{"cpu", device_json(last.cpu)},
-                       {"gpu", device_json(last.gpu)},
-                       {"h2d_ms", last.h2d_ms},
-                       {"d2h_ms", last.d2h_ms},
-                       {"merge_ms", last.merge_ms}}}};
-    if (f.validate)
-      j["validation"] = validation;
+                     {"time_ms", {{"median", median(totals)},
+                                  {"min", *std::min_element(totals.begin(), totals.end())},
+                                  {"max", *std::max_element(totals.begin(), totals.end())},
+                                  {"all", totals}}},
+                     {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
+                               {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms}}}};
+    if (f.validate) j["validation"] = validation;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf(
-        "%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n",
-        spec.name.c_str(), cfg.cpu, cfg.gpu, last.cpu_cores, last.gpu_alloc,
-        last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
-        memory_mode_name(last.memory));
-    if (!last.note.empty())
-      std::printf("  note: %s\n", last.note.c_str());
-    std::printf("  time: median %.3f ms, min %.3f, max %.3f over %zu run(s)\n",
-                median(totals), *std::min_element(totals.begin(), totals.end()),
-                *std::max_element(totals.begin(), totals.end()), totals.size());
-    for (const auto *d : {&last.cpu, &last.gpu})
+    std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu,
+                cfg.gpu, last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
+                memory_mode_name(last.memory));
+    if (!last.note.empty()) std::printf("  note: %s\n", last.note.c_str());
+    std::printf("  time: median %.3f ms, min %.3f, max %.3f over %zu run(s)\n", median(totals),
+                *std::min_element(totals.begin(), totals.end()), *std::max_element(totals.begin(), totals.end()),
+                totals.size());
+    for (const auto* d : {&last.cpu, &last.gpu})
       if (!d->device.empty())
-        std::printf("  %-12s %8zu work-groups in %4zu chunks, busy %.3f ms, "
-                    "done at %.3f ms\n",
-                    d->device.c_str(), d->work_groups, d->chunks, d->busy_ms,
-                    d->finish_ms);
+        std::printf("  %-12s %8zu work-groups in %4zu chunks, busy %.3f ms, done at %.3f ms\n", d->device.c_str(),
+                    d->work_groups, d->chunks, d->busy_ms, d->finish_ms);
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
-      std::printf("  copies: h2d %.3f ms, d2h %.3f ms, merge %.3f ms\n",
-                  last.h2d_ms, last.d2h_ms, last.merge_ms);
+      std::printf("  copies: h2d %.3f ms, d2h %.3f ms, merge %.3f ms\n", last.h2d_ms, last.d2h_ms, last.merge_ms);
     if (f.validate) {
-      std::printf("  validation against a plain run on %s: %s",
-                  validation["against"].get<std::string>().c_str(),
+      std::printf("  validation against a plain run on %s: %s", validation["against"].get<std::string>().c_str(),
                   validation["ok"].get<bool>() ? "ok" : "MISMATCH");
       if (!validation["ok"].get<bool>())
-        std::printf(" (%zu mismatches, first %s)",
-                    validation["mismatches"].get<size_t>(),
+        std::printf(" (%zu mismatches, first %s)", validation["mismatches"].get<size_t>(),
                     validation["first_mismatch"].get<std::string>().c_str());
       std::printf("\n");
       if (validation.contains("reference"))
         std::printf("  validation against reference %s: %s\n",
                     validation["reference"]["name"].get<std::string>().c_str(),
-                    validation["reference"]["ok"].get<bool>() ? "ok"
-                                                              : "MISMATCH");
+                    validation["reference"]["ok"].get<bool>() ? "ok" : "MISMATCH");
     }
   }
-  if (!valid)
-    throw std::runtime_error(spec.path +
-                             ": outputs do not match (see validation above)");
+  if (!valid) throw std::runtime_error(spec.path + ": outputs do not match (see validation above)");
 }
 
-} // namespace
+}  // namespace
 
-void add_run(CLI::App &app) {
-  auto *cmd =
-      app.add_subcommand("run", "Run a workload spec (docs/spec.md) across CPU "
-                                "and GPU at a configuration");
+void add_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a workload spec (docs/spec.md) across CPU and GPU at a configuration");
   auto f = std::make_shared<RunFlags>();
   cmd->add_option("spec", f->spec, "Workload spec (JSON)")->required();
-  cmd->add_option(
-      "--config", f->config,
-      "CPU,GPU utilisations in [0,1]; GPU in steps of 1/8 (default 1,1)");
-  cmd->add_option("--memory", f->memory,
-                  "auto | zero-copy | copy (default auto)");
-  cmd->add_option(
-      "--malleable", f->malleable,
-      "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
-  auto *bundle = cmd->add_option("--bundle", f->bundle,
-                                 "Kernel bundle (dop bundle, docs/bundle.md): "
-                                 "use its malleable form (or its note)");
+  cmd->add_option("--config", f->config, "CPU,GPU utilisations in [0,1]; GPU in steps of 1/8 (default 1,1)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy (default auto)");
+  cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
+  auto* bundle = cmd->add_option("--bundle", f->bundle,
+                                 "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");
   bundle->excludes(cmd->get_option("--malleable"));
-  cmd->add_flag(
-      "--validate", f->validate,
-      "Compare outputs with a plain single-device run (and the reference)");
-  cmd->add_option("--repeat", f->repeat,
-                  "Timed runs after one warm-up (default 1, no warm-up)")
+  cmd->add_flag("--validate", f->validate, "Compare outputs with a plain single-device run (and the reference)");
+  cmd->add_option("--repeat", f->repeat, "Timed runs after one warm-up (default 1, no warm-up)")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "Print JSON");
   add_device_flags(cmd, f->devices);
   cmd->callback([f] { run(*f); });
 }
 
-} // namespace dop::cli
+}  // namespace dop::cli

@@ -39,8 +39,7 @@ namespace {
 
 using clang::SourceLocation;
 
-constexpr const char *kVirtualParams =
-    "size_t dop_vl0, size_t dop_vl1, size_t dop_vl2";
+constexpr const char *kVirtualParams = "size_t dop_vl0, size_t dop_vl1, size_t dop_vl2";
 constexpr const char *kVirtualArgs = "dop_vl0, dop_vl1, dop_vl2";
 
 // Helpers placed before the user's first line. They call the real builtins, so
@@ -76,22 +75,37 @@ constexpr const char *kMacrosOff = R"CL(
 #undef get_global_linear_id
 )CL";
 
+// The kernel's new body (Dopia Figs. 5-6 with a strided loop instead of the local work-list: no __local memory, no
+// barrier). A work-item whose flattened local id f has f % mod < alloc is active, with rank
+// f / mod * alloc + f % mod among the `active` ones; rank r runs the group's items r, r + active, ...
+constexpr const char* kWrapper = R"CL({
+  /* dop malleable form: work-items whose flattened local id % dop_gpu_mod < dop_gpu_alloc are active and run all
+     items of the work-group in a strided loop */
+  const size_t dop_l0 = get_local_size(0), dop_l1 = get_local_size(1), dop_l2 = get_local_size(2);
+  const size_t dop_n = dop_l0 * dop_l1 * dop_l2;
+  const size_t dop_f = (get_local_id(2) * dop_l1 + get_local_id(1)) * dop_l0 + get_local_id(0);
+  const size_t dop_mod = dop_gpu_mod > 0 ? (size_t)dop_gpu_mod : 1;
+  const size_t dop_alloc = dop_gpu_alloc < 1 ? 1 : (size_t)dop_gpu_alloc < dop_mod ? (size_t)dop_gpu_alloc : dop_mod;
+  if (dop_f % dop_mod >= dop_alloc) return;
+  const size_t dop_rest = dop_n % dop_mod;
+  const size_t dop_active = dop_n / dop_mod * dop_alloc + (dop_rest < dop_alloc ? dop_rest : dop_alloc);
+  for (size_t dop_v = dop_f / dop_mod * dop_alloc + dop_f % dop_mod; dop_v < dop_n; dop_v += dop_active)
+    @CALL@dop_v % dop_l0, dop_v / dop_l0 % dop_l1, dop_v / (dop_l0 * dop_l1));
+}
+)CL";
+
 bool is_id_builtin(const std::string &n) {
-  return n == "get_local_id" || n == "get_global_id" ||
-         n == "get_local_linear_id" || n == "get_global_linear_id";
+  return n == "get_local_id" || n == "get_global_id" || n == "get_local_linear_id" || n == "get_global_linear_id";
 }
 
-bool starts_with(const std::string &s, const char *p) {
-  return s.rfind(p, 0) == 0;
-}
+bool starts_with(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
 
 // Why calling builtin `n` rules the malleable form out, or "" when it is fine.
 std::string forbidden_builtin(const std::string &n) {
   if (n == "barrier" || n == "work_group_barrier" || n == "sub_group_barrier")
     return "the work-list loop would break it (the active work-items run the "
            "group's items one after another)";
-  if (n == "mem_fence" || n == "read_mem_fence" || n == "write_mem_fence" ||
-      n == "atomic_work_item_fence")
+  if (n == "mem_fence" || n == "read_mem_fence" || n == "write_mem_fence" || n == "atomic_work_item_fence")
     return "it orders memory between work-items of a group, which the "
            "work-list loop runs in another order";
   if (starts_with(n, "async_work_group") || n == "wait_group_events")
@@ -100,8 +114,7 @@ std::string forbidden_builtin(const std::string &n) {
   if (starts_with(n, "work_group_"))
     return "it is a work-group collective function, which every work-item of "
            "the group must reach";
-  if (n.find("sub_group") != std::string::npos)
-    return "sub-groups are not preserved by the work-list loop";
+  if (n.find("sub_group") != std::string::npos) return "sub-groups are not preserved by the work-list loop";
   if (starts_with(n, "enqueue_") || starts_with(n, "get_kernel_"))
     return "device-side enqueue is not supported by the transformation";
   return {};
@@ -109,8 +122,7 @@ std::string forbidden_builtin(const std::string &n) {
 
 bool has_local_address_space(clang::QualType t) {
   for (int depth = 0; depth < 16 && !t.isNull(); ++depth) {
-    if (t.getAddressSpace() == clang::LangAS::opencl_local)
-      return true;
+    if (t.getAddressSpace() == clang::LangAS::opencl_local) return true;
     if (const auto *p = t->getAs<clang::PointerType>())
       t = p->getPointeeType();
     else if (const auto *a = t->getAsArrayTypeUnsafe())
@@ -123,132 +135,113 @@ bool has_local_address_space(clang::QualType t) {
 
 struct Problem {
   SourceLocation loc;
-  std::string what; // "calls barrier()"
+  std::string what;  // "calls barrier()"
   std::string why;
 };
 
 struct CallSite {
   const clang::CallExpr *call;
-  const clang::FunctionDecl *callee; // definition
+  const clang::FunctionDecl *callee;  // definition
 };
 
 struct FnInfo {
   const clang::FunctionDecl *def = nullptr;
-  std::vector<CallSite>
-      calls;             // calls to functions defined in this translation unit
-  bool uses_ids = false; // calls get_local_id/get_global_id/... itself
-  bool in_s = false;     // needs the virtual ids (itself or through a callee)
+  std::vector<CallSite> calls;  // calls to functions defined in this translation unit
+  bool uses_ids = false;        // calls get_local_id/get_global_id/... itself
+  bool in_s = false;            // needs the virtual ids (itself or through a callee)
 };
 
 // Collects, for one function body, the calls and anything that rules the
 // transformation out.
 class BodyScan : public clang::RecursiveASTVisitor<BodyScan> {
-public:
-  BodyScan(FnInfo &info, std::vector<Problem> &problems)
-      : info_(info), problems_(problems) {}
+ public:
+  BodyScan(FnInfo &info, std::vector<Problem> &problems) : info_(info), problems_(problems) {}
 
   bool VisitCallExpr(clang::CallExpr *c) {
     const clang::FunctionDecl *callee = c->getDirectCallee();
     if (!callee) {
-      problems_.push_back({c->getBeginLoc(), "makes an indirect call",
-                           "the call graph cannot be rewritten"});
+      problems_.push_back({c->getBeginLoc(), "makes an indirect call", "the call graph cannot be rewritten"});
       return true;
     }
     const std::string name = callee->getNameAsString();
     const clang::FunctionDecl *def = callee->getDefinition();
     if (def && def->hasBody()) {
       if (def->hasAttr<clang::OpenCLKernelAttr>()) {
-        problems_.push_back({c->getBeginLoc(), "calls kernel '" + name + "'",
-                             "kernel-to-kernel calls are not rewritten"});
+        problems_.push_back(
+            {c->getBeginLoc(), "calls kernel '" + name + "'", "kernel-to-kernel calls are not rewritten"});
         return true;
       }
       info_.calls.push_back({c, def});
       return true;
     }
     const auto &sm = callee->getASTContext().getSourceManager();
-    const bool builtin =
-        callee->isImplicit() || callee->getBuiltinID() != 0 ||
-        sm.isInSystemHeader(sm.getExpansionLoc(callee->getLocation()));
+    const bool builtin = callee->isImplicit() || callee->getBuiltinID() != 0 ||
+                         sm.isInSystemHeader(sm.getExpansionLoc(callee->getLocation()));
     if (!builtin) {
-      problems_.push_back(
-          {c->getBeginLoc(),
-           "calls '" + name + "', which has no definition in this file",
-           "what it does to the work-group cannot be checked"});
+      problems_.push_back({c->getBeginLoc(), "calls '" + name + "', which has no definition in this file",
+                           "what it does to the work-group cannot be checked"});
       return true;
     }
-    if (is_id_builtin(name))
-      info_.uses_ids = true;
+    if (is_id_builtin(name)) info_.uses_ids = true;
     const std::string why = forbidden_builtin(name);
-    if (!why.empty())
-      problems_.push_back({c->getBeginLoc(), "calls " + name + "()", why});
+    if (!why.empty()) problems_.push_back({c->getBeginLoc(), "calls " + name + "()", why});
     return true;
   }
   bool VisitVarDecl(clang::VarDecl *v) {
     if (has_local_address_space(v->getType()))
-      problems_.push_back(
-          {v->getLocation(),
-           "uses __local memory ('" + v->getNameAsString() + "')",
-           "the work-items of a group share it, and the work-list loop would "
-           "break that sharing"});
+      problems_.push_back({v->getLocation(), "uses __local memory ('" + v->getNameAsString() + "')",
+                           "the work-items of a group share it, and the work-list loop would "
+                           "break that sharing"});
     return true;
   }
   bool VisitBlockExpr(clang::BlockExpr *b) {
-    problems_.push_back(
-        {b->getBeginLoc(), "uses a block", "blocks are not rewritten"});
+    problems_.push_back({b->getBeginLoc(), "uses a block", "blocks are not rewritten"});
     return true;
   }
 
-private:
+ private:
   FnInfo &info_;
   std::vector<Problem> &problems_;
 };
 
 class Transformer {
-public:
-  Transformer(frontend::ParsedSource &parsed, const std::string &file,
-              const std::string &kernel)
-      : p_(parsed), sm_(parsed.source_manager()), file_(file),
-        kernel_name_(kernel) {}
+ public:
+  Transformer(frontend::ParsedSource &parsed, const std::string &file, const std::string &kernel)
+      : p_(parsed), sm_(parsed.source_manager()), file_(file), kernel_name_(kernel) {}
 
   Result run() {
     const clang::FunctionDecl *k = nullptr;
     std::string names;
     for (const auto *fd : p_.kernels()) {
       names += (names.empty() ? "" : ", ") + fd->getNameAsString();
-      if (fd->getNameAsString() == kernel_name_)
-        k = fd;
+      if (fd->getNameAsString() == kernel_name_) k = fd;
     }
     if (!k)
       return fail_plain(file_ + ": no kernel '" + kernel_name_ + "'" +
                         (names.empty() ? "" : " (kernels: " + names + ")"));
     kernel_ = k;
-    if (!collect())
-      return fail();
-    if (!rewrite())
-      return fail();
+    if (!collect()) return fail();
+    if (!rewrite()) return fail();
     Result r;
     r.ok = true;
     r.source = out_;
     return r;
   }
 
-private:
+ private:
   frontend::ParsedSource &p_;
   clang::SourceManager &sm_;
   std::string file_, kernel_name_;
   const clang::FunctionDecl *kernel_ = nullptr;
-  std::map<const clang::FunctionDecl *, FnInfo>
-      fns_; // the kernel and every function it reaches
-  std::vector<const clang::FunctionDecl *> order_; // in discovery order
+  std::map<const clang::FunctionDecl *, FnInfo> fns_;  // the kernel and every function it reaches
+  std::vector<const clang::FunctionDecl *> order_;     // in discovery order
   std::vector<Problem> problems_;
   std::string out_;
 
   std::string where(SourceLocation loc) const {
     if (loc.isValid()) {
       const auto pl = sm_.getPresumedLoc(sm_.getExpansionLoc(loc));
-      if (pl.isValid())
-        return std::string(pl.getFilename()) + ":" +
-               std::to_string(pl.getLine());
+      if (pl.isValid()) return std::string(pl.getFilename()) + ":" + std::to_string(pl.getLine());
     }
     return file_;
   }
@@ -259,13 +252,10 @@ private:
   }
   Result fail() const {
     const Problem &pr = problems_.front();
-    std::string r =
-        where(pr.loc) + ": kernel '" + kernel_name_ + "' " + pr.what;
-    if (!pr.why.empty())
-      r += ": " + pr.why;
+    std::string r = where(pr.loc) + ": kernel '" + kernel_name_ + "' " + pr.what;
+    if (!pr.why.empty()) r += ": " + pr.why;
     if (problems_.size() > 1)
-      r += " (and " + std::to_string(problems_.size() - 1) + " more problem" +
-           (problems_.size() > 2 ? "s" : "") + ")";
+      r += " (and " + std::to_string(problems_.size() - 1) + " more problem" + (problems_.size() > 2 ? "s" : "") + ")";
     return fail_plain(r);
   }
   void problem(SourceLocation loc, std::string what, std::string why = {}) {
@@ -277,47 +267,38 @@ private:
   bool collect() {
     for (const auto *param : kernel_->parameters()) {
       if (has_local_address_space(param->getType()))
-        problem(param->getLocation(),
-                "takes a __local argument ('" + param->getNameAsString() + "')",
+        problem(param->getLocation(), "takes a __local argument ('" + param->getNameAsString() + "')",
                 "the work-items of a group share it, and the work-list loop "
                 "would break that sharing");
-      if (param->getName().empty())
-        problem(param->getLocation(), "has an unnamed parameter",
-                "it cannot be passed on");
+      if (param->getName().empty()) problem(param->getLocation(), "has an unnamed parameter", "it cannot be passed on");
       if (starts_with(param->getNameAsString(), "dop_"))
-        problem(param->getLocation(),
-                "has a parameter named '" + param->getNameAsString() + "'",
+        problem(param->getLocation(), "has a parameter named '" + param->getNameAsString() + "'",
                 "names starting with dop_ are reserved for the transformation");
     }
     std::vector<const clang::FunctionDecl *> work{kernel_};
     while (!work.empty()) {
       const auto *f = work.back();
       work.pop_back();
-      if (fns_.count(f))
-        continue;
+      if (fns_.count(f)) continue;
       FnInfo &info = fns_[f];
       info.def = f;
       order_.push_back(f);
       const size_t before = problems_.size();
       BodyScan scan(info, problems_);
       scan.TraverseStmt(const_cast<clang::Stmt *>(f->getBody()));
-      if (f != kernel_) // say where a problem in a helper comes from
+      if (f != kernel_)  // say where a problem in a helper comes from
         for (size_t i = before; i < problems_.size(); ++i)
-          problems_[i].what +=
-              " (in '" + f->getNameAsString() + "', which the kernel calls)";
-      for (const auto &c : info.calls)
-        work.push_back(c.callee);
+          problems_[i].what += " (in '" + f->getNameAsString() + "', which the kernel calls)";
+      for (const auto &c : info.calls) work.push_back(c.callee);
     }
-    if (!problems_.empty())
-      return false;
+    if (!problems_.empty()) return false;
     // Which functions need the virtual ids: a fixed point over the call graph
     // (OpenCL C has no recursion).
     for (bool changed = true; changed;) {
       changed = false;
       for (auto &[f, info] : fns_) {
         bool need = info.uses_ids;
-        for (const auto &c : info.calls)
-          need = need || fns_.at(c.callee).uses_ids || fns_.at(c.callee).in_s;
+        for (const auto &c : info.calls) need = need || fns_.at(c.callee).uses_ids || fns_.at(c.callee).in_s;
         if (need && !info.in_s) {
           info.in_s = changed = true;
         }
@@ -330,45 +311,34 @@ private:
   // --------------------------------------------------------------------------------------------
   // The main-file offset where `loc` is spelled, when that is inside [lo, hi];
   // nullopt otherwise.
-  std::optional<unsigned> spelled_in(SourceLocation loc, unsigned lo,
-                                     unsigned hi) const {
-    if (loc.isInvalid())
-      return std::nullopt;
+  std::optional<unsigned> spelled_in(SourceLocation loc, unsigned lo, unsigned hi) const {
+    if (loc.isInvalid()) return std::nullopt;
     const SourceLocation s = sm_.getSpellingLoc(loc);
-    if (!sm_.isWrittenInMainFile(s))
-      return std::nullopt;
+    if (!sm_.isWrittenInMainFile(s)) return std::nullopt;
     const unsigned off = sm_.getFileOffset(s);
-    if (off < lo || off > hi)
-      return std::nullopt;
+    if (off < lo || off > hi) return std::nullopt;
     return off;
   }
   std::optional<unsigned> file_offset(SourceLocation loc) const {
-    if (loc.isInvalid() || !loc.isFileID() || !sm_.isWrittenInMainFile(loc))
-      return std::nullopt;
+    if (loc.isInvalid() || !loc.isFileID() || !sm_.isWrittenInMainFile(loc)) return std::nullopt;
     return sm_.getFileOffset(loc);
   }
   SourceLocation at(unsigned offset) const {
-    return sm_.getLocForStartOfFile(sm_.getMainFileID())
-        .getLocWithOffset(static_cast<int>(offset));
+    return sm_.getLocForStartOfFile(sm_.getMainFileID()).getLocWithOffset(static_cast<int>(offset));
   }
-  unsigned line_of(unsigned offset) const {
-    return sm_.getPresumedLineNumber(at(offset));
-  }
-  llvm::StringRef buffer() const {
-    return sm_.getBufferData(sm_.getMainFileID());
-  }
+  unsigned line_of(unsigned offset) const { return sm_.getPresumedLineNumber(at(offset)); }
+  llvm::StringRef buffer() const { return sm_.getBufferData(sm_.getMainFileID()); }
 
   // A function definition's pieces as main-file offsets.
   struct Layout {
-    unsigned begin = 0; // first character of the declaration (specifiers)
-    unsigned name = 0;  // the function's name
+    unsigned begin = 0;  // first character of the declaration (specifiers)
+    unsigned name = 0;   // the function's name
     unsigned lparen = 0, rparen = 0;
     unsigned lbrace = 0, rbrace = 0;
   };
   std::optional<Layout> layout(const clang::FunctionDecl *f) {
     Layout l;
-    const auto *body =
-        llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
+    const auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
     const clang::FunctionTypeLoc ftl = f->getFunctionTypeLoc();
     auto b = file_offset(sm_.getExpansionLoc(f->getSourceRange().getBegin()));
     auto n = file_offset(f->getLocation());
@@ -376,13 +346,11 @@ private:
     auto rp = ftl ? file_offset(ftl.getRParenLoc()) : std::nullopt;
     auto lb = body ? file_offset(body->getLBracLoc()) : std::nullopt;
     auto rb = body ? file_offset(body->getRBracLoc()) : std::nullopt;
-    if (!b || !n || !lp || !rp || !lb || !rb ||
-        !(*b <= *n && *n < *lp && *lp < *rp && *rp < *lb && *lb < *rb)) {
+    if (!b || !n || !lp || !rp || !lb || !rb || !(*b <= *n && *n < *lp && *lp < *rp && *rp < *lb && *lb < *rb)) {
       problem(f->getLocation(),
               f == kernel_ ? std::string("is not written out in this file (a "
                                          "macro or an #include makes it)")
-                           : "calls '" + f->getNameAsString() +
-                                 "', which a macro or an #include defines",
+                           : "calls '" + f->getNameAsString() + "', which a macro or an #include defines",
               "it cannot be rewritten");
       return std::nullopt;
     }
@@ -395,122 +363,87 @@ private:
     return l;
   }
 
-  static std::string clone_name(const clang::FunctionDecl *f) {
-    return "dop_v_" + f->getNameAsString();
-  }
+  static std::string clone_name(const clang::FunctionDecl *f) { return "dop_v_" + f->getNameAsString(); }
   std::string item_name() const { return "dop_item_" + kernel_name_; }
 
   // ---- rewriting
   // -------------------------------------------------------------------------------------------------
   bool rewrite() {
     clang::Rewriter clones(sm_,
-                           p_.lang_options());   // edits that make the clones'
-                                                 // text (the original is kept)
-    clang::Rewriter out(sm_, p_.lang_options()); // the final translation unit
+                           p_.lang_options());    // edits that make the clones'
+                                                  // text (the original is kept)
+    clang::Rewriter out(sm_, p_.lang_options());  // the final translation unit
     std::map<const clang::FunctionDecl *, Layout> lay;
     std::vector<const clang::FunctionDecl *> edited{kernel_};
     for (const auto *f : order_)
-      if (f != kernel_ && fns_.at(f).in_s)
-        edited.push_back(f);
+      if (f != kernel_ && fns_.at(f).in_s) edited.push_back(f);
     for (const auto *f : edited) {
       auto l = layout(f);
-      if (!l)
-        return false;
+      if (!l) return false;
       lay[f] = *l;
     }
     const llvm::StringRef buf = buffer();
 
     // Clone signatures: new name, the virtual ids appended to the parameters.
     for (const auto *f : edited) {
-      if (f == kernel_)
-        continue;
+      if (f == kernel_) continue;
       const Layout &l = lay[f];
-      clones.ReplaceText(at(l.name), static_cast<unsigned>(f->getName().size()),
-                         clone_name(f));
+      clones.ReplaceText(at(l.name), static_cast<unsigned>(f->getName().size()), clone_name(f));
       if (f->getNumParams() == 0)
-        clones.ReplaceText(at(l.lparen + 1), l.rparen - l.lparen - 1,
-                           kVirtualParams);
+        clones.ReplaceText(at(l.lparen + 1), l.rparen - l.lparen - 1, kVirtualParams);
       else
-        clones.InsertTextBefore(at(l.rparen),
-                                std::string(", ") + kVirtualParams);
+        clones.InsertTextBefore(at(l.rparen), std::string(", ") + kVirtualParams);
     }
     // Calls to functions that need the virtual ids: call the clone, pass the
     // ids on.
     for (const auto *f : edited) {
       const Layout &l = lay[f];
-      std::set<unsigned> done; // a call spelled once but expanded twice (a
-                               // macro argument) is edited once
+      std::set<unsigned> done;  // a call spelled once but expanded twice (a
+                                // macro argument) is edited once
       for (const auto &c : fns_.at(f).calls) {
-        if (!fns_.at(c.callee).in_s)
-          continue;
-        const auto *ref = llvm::dyn_cast<clang::DeclRefExpr>(
-            c.call->getCallee()->IgnoreParenImpCasts());
-        const auto name_off =
-            ref ? spelled_in(ref->getLocation(), l.lbrace, l.rbrace)
-                : std::nullopt;
-        const auto rparen_off =
-            spelled_in(c.call->getRParenLoc(), l.lbrace, l.rbrace);
+        if (!fns_.at(c.callee).in_s) continue;
+        const auto *ref = llvm::dyn_cast<clang::DeclRefExpr>(c.call->getCallee()->IgnoreParenImpCasts());
+        const auto name_off = ref ? spelled_in(ref->getLocation(), l.lbrace, l.rbrace) : std::nullopt;
+        const auto rparen_off = spelled_in(c.call->getRParenLoc(), l.lbrace, l.rbrace);
         const std::string callee = c.callee->getNameAsString();
-        if (!name_off || !rparen_off ||
-            buf.substr(*name_off, callee.size()) != callee ||
-            buf[*rparen_off] != ')') {
+        if (!name_off || !rparen_off || buf.substr(*name_off, callee.size()) != callee || buf[*rparen_off] != ')') {
           problem(c.call->getBeginLoc(),
-                  "calls '" + callee +
-                      "' (which uses work-item ids) through a macro" +
-                      (f == kernel_ ? std::string()
-                                    : " in '" + f->getNameAsString() + "'"),
+                  "calls '" + callee + "' (which uses work-item ids) through a macro" +
+                      (f == kernel_ ? std::string() : " in '" + f->getNameAsString() + "'"),
                   "the call cannot be rewritten");
           return false;
         }
-        if (!done.insert(*name_off).second)
-          continue;
-        clones.ReplaceText(at(*name_off), static_cast<unsigned>(callee.size()),
-                           clone_name(c.callee));
+        if (!done.insert(*name_off).second) continue;
+        clones.ReplaceText(at(*name_off), static_cast<unsigned>(callee.size()), clone_name(c.callee));
         clones.InsertTextBefore(at(*rparen_off),
-                                c.call->getNumArgs()
-                                    ? std::string(", ") + kVirtualArgs
-                                    : std::string(kVirtualArgs));
+                                c.call->getNumArgs() ? std::string(", ") + kVirtualArgs : std::string(kVirtualArgs));
       }
     }
 
-    out.InsertText(sm_.getLocForStartOfFile(sm_.getMainFileID()), kHeader,
-                   true);
+    out.InsertText(sm_.getLocForStartOfFile(sm_.getMainFileID()), kHeader, true);
     // Clones: a prototype after the first declaration (when that is not the
     // definition), the definition after the original's, between the macros that
     // give the virtual ids.
     for (const auto *f : edited) {
-      if (f == kernel_)
-        continue;
+      if (f == kernel_) continue;
       const Layout &l = lay[f];
-      const std::string overloadable = f->hasAttr<clang::OverloadableAttr>()
-                                           ? "__attribute__((overloadable)) "
-                                           : "";
+      const std::string overloadable = f->hasAttr<clang::OverloadableAttr>() ? "__attribute__((overloadable)) " : "";
       const std::string signature =
-          overloadable + clones.getRewrittenText(
-                             clang::SourceRange(at(l.begin), at(l.rparen)));
+          overloadable + clones.getRewrittenText(clang::SourceRange(at(l.begin), at(l.rparen)));
       const auto *first = f->getFirstDecl();
       if (first != f) {
-        const auto first_end =
-            file_offset(sm_.getExpansionLoc(first->getSourceRange().getEnd()));
-        const size_t semi =
-            first_end ? buf.find(';', *first_end) : llvm::StringRef::npos;
+        const auto first_end = file_offset(sm_.getExpansionLoc(first->getSourceRange().getEnd()));
+        const size_t semi = first_end ? buf.find(';', *first_end) : llvm::StringRef::npos;
         if (semi == llvm::StringRef::npos) {
-          problem(first->getLocation(),
-                  "declares '" + f->getNameAsString() +
-                      "' in a way that cannot be rewritten");
+          problem(first->getLocation(), "declares '" + f->getNameAsString() + "' in a way that cannot be rewritten");
           return false;
         }
-        out.InsertText(at(unsigned(semi + 1)),
-                       "\n" + signature + ";\n#line " +
-                           std::to_string(line_of(semi)) + "\n",
+        out.InsertText(at(unsigned(semi + 1)), "\n" + signature + ";\n#line " + std::to_string(line_of(semi)) + "\n",
                        true);
       }
-      const std::string text =
-          std::string(kMacrosOn) + "#line " + std::to_string(line_of(l.begin)) +
-          "\n" + overloadable +
-          clones.getRewrittenText(
-              clang::SourceRange(at(l.begin), at(l.rbrace))) +
-          kMacrosOff + "#line " + std::to_string(line_of(l.rbrace)) + "\n";
+      const std::string text = std::string(kMacrosOn) + "#line " + std::to_string(line_of(l.begin)) + "\n" +
+                               overloadable + clones.getRewrittenText(clang::SourceRange(at(l.begin), at(l.rbrace))) +
+                               kMacrosOff + "#line " + std::to_string(line_of(l.rbrace)) + "\n";
       out.InsertText(at(l.rbrace + 1), text, true);
     }
 
@@ -518,33 +451,25 @@ private:
     // every item of the group.
     const Layout &k = lay[kernel_];
     std::string params, args;
-    if (kernel_->getNumParams() > 0)
-      params = buf.substr(k.lparen + 1, k.rparen - k.lparen - 1).str() + ", ";
-    for (const auto *param : kernel_->parameters())
-      args += param->getNameAsString() + ", ";
-    const std::string item =
-        std::string(kMacrosOn) + "static inline void " + item_name() + "(" +
-        params + kVirtualParams + ")\n#line " +
-        std::to_string(line_of(k.lbrace)) + "\n" +
-        clones.getRewrittenText(
-            clang::SourceRange(at(k.lbrace), at(k.rbrace))) +
-        kMacrosOff + "#line " + std::to_string(line_of(k.begin)) + "\n";
+    if (kernel_->getNumParams() > 0) params = buf.substr(k.lparen + 1, k.rparen - k.lparen - 1).str() + ", ";
+    for (const auto *param : kernel_->parameters()) args += param->getNameAsString() + ", ";
+    const std::string item = std::string(kMacrosOn) + "static inline void " + item_name() + "(" + params +
+                             kVirtualParams + ")\n#line " + std::to_string(line_of(k.lbrace)) + "\n" +
+                             clones.getRewrittenText(clang::SourceRange(at(k.lbrace), at(k.rbrace))) + kMacrosOff +
+                             "#line " + std::to_string(line_of(k.begin)) + "\n";
     // At the start of the kernel's line, so that the #line above is right and
     // directives start a line.
     unsigned line_start = k.begin;
-    while (line_start > 0 && buf[line_start - 1] != '\n')
-      --line_start;
+    while (line_start > 0 && buf[line_start - 1] != '\n') --line_start;
     out.InsertText(at(line_start), item, true);
 
-    const std::string extra =
-        std::string("int ") + gpu_mod_arg + ", int " + gpu_alloc_arg;
+    const std::string extra = std::string("int ") + gpu_mod_arg + ", int " + gpu_alloc_arg;
     auto add_args = [&](const clang::FunctionDecl *d) -> bool {
       const clang::FunctionTypeLoc ftl = d->getFunctionTypeLoc();
       const auto lp = ftl ? file_offset(ftl.getLParenLoc()) : std::nullopt;
       const auto rp = ftl ? file_offset(ftl.getRParenLoc()) : std::nullopt;
       if (!lp || !rp) {
-        problem(d->getLocation(),
-                "is declared in a way that cannot be rewritten");
+        problem(d->getLocation(), "is declared in a way that cannot be rewritten");
         return false;
       }
       if (d->getNumParams() == 0)
@@ -554,34 +479,11 @@ private:
       return true;
     };
     for (const auto *d : kernel_->redecls())
-      if (!add_args(d))
-        return false;
+      if (!add_args(d)) return false;
 
-    const std::string wrapper =
-        std::string("{\n") +
-        "  /* dop malleable form: work-items with flattened local id % "
-        "dop_gpu_mod < dop_gpu_alloc are active and\n"
-        "     run all items of the work-group in a strided loop */\n"
-        "  const size_t dop_l0 = get_local_size(0), dop_l1 = "
-        "get_local_size(1), dop_l2 = get_local_size(2);\n"
-        "  const size_t dop_n = dop_l0 * dop_l1 * dop_l2;\n"
-        "  const size_t dop_f = (get_local_id(2) * dop_l1 + get_local_id(1)) * "
-        "dop_l0 + get_local_id(0);\n"
-        "  const size_t dop_mod = dop_gpu_mod > 0 ? (size_t)dop_gpu_mod : 1;\n"
-        "  const size_t dop_alloc = dop_gpu_alloc < 1 ? 1 : "
-        "(size_t)dop_gpu_alloc < dop_mod ? (size_t)dop_gpu_alloc "
-        ": dop_mod;\n"
-        "  if (dop_f % dop_mod >= dop_alloc) return;\n"
-        "  const size_t dop_rest = dop_n % dop_mod;\n"
-        "  const size_t dop_active = dop_n / dop_mod * dop_alloc + (dop_rest < "
-        "dop_alloc ? dop_rest : dop_alloc);\n"
-        "  for (size_t dop_v = dop_f / dop_mod * dop_alloc + dop_f % dop_mod; "
-        "dop_v < dop_n; dop_v += dop_active)\n"
-        "    " +
-        item_name() + "(" + args +
-        "dop_v % dop_l0, dop_v / dop_l0 % dop_l1, dop_v / (dop_l0 * dop_l1));\n"
-        "}\n#line " +
-        std::to_string(line_of(k.rbrace)) + "\n";
+    std::string wrapper = kWrapper;
+    wrapper.replace(wrapper.find("@CALL@"), 6, item_name() + "(" + args);
+    wrapper += "#line " + std::to_string(line_of(k.rbrace)) + "\n";
     out.ReplaceText(clang::SourceRange(at(k.lbrace), at(k.rbrace)), wrapper);
 
     const auto *rb = out.getRewriteBufferFor(sm_.getMainFileID());
@@ -590,10 +492,9 @@ private:
   }
 };
 
-} // namespace
+}  // namespace
 
-Result make_malleable(const std::string &source, const std::string &file,
-                      const std::string &kernel,
+Result make_malleable(const std::string &source, const std::string &file, const std::string &kernel,
                       const std::string &build_options) {
   const std::string name = file.empty() ? std::string("input.cl") : file;
   frontend::ParseOptions po;
@@ -603,33 +504,26 @@ Result make_malleable(const std::string &source, const std::string &file,
   Result r;
   auto first_error = [](const frontend::ParsedSource &p) -> std::string {
     for (const auto &d : p.diagnostics())
-      if (d.severity == features::Diagnostic::Severity::error ||
-          d.severity == features::Diagnostic::Severity::fatal)
-        return (d.file.empty() ? std::string()
-                               : d.file + ":" + std::to_string(d.line) + ": ") +
-               d.message;
+      if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
+        return (d.file.empty() ? std::string() : d.file + ":" + std::to_string(d.line) + ": ") + d.message;
     return "the parse was cut short";
   };
   if (!parsed->ok() || parsed->has_errors() || parsed->timed_out()) {
-    r.reason = name + ": kernel '" + kernel +
-               "' is not transformed: the front end cannot parse the source (" +
+    r.reason = name + ": kernel '" + kernel + "' is not transformed: the front end cannot parse the source (" +
                first_error(*parsed) + "); the GPU runs unthrottled";
     return r;
   }
   r = Transformer(*parsed, name, kernel).run();
-  if (!r.ok)
-    return r;
+  if (!r.ok) return r;
   // Safety net: the malleable form must parse as cleanly as the original.
   auto check = frontend::parse(r.source, name, po);
   if (!check->ok() || check->has_errors()) {
     Result bad;
-    bad.reason = name + ": kernel '" + kernel +
-                 "': the malleable form does not compile (" +
-                 first_error(*check) +
+    bad.reason = name + ": kernel '" + kernel + "': the malleable form does not compile (" + first_error(*check) +
                  ") — a bug in dop_transform; the GPU runs unthrottled";
     return bad;
   }
   return r;
 }
 
-} // namespace dop::transform
+}  // namespace dop::transform

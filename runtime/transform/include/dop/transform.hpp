@@ -23,9 +23,9 @@
 namespace dop::transform {
 
 struct Result {
-  bool ok = false;    ///< a malleable form was made
-  std::string source; ///< the malleable source (the whole translation unit;
-                      ///< other kernels are unchanged)
+  bool ok = false;     ///< a malleable form was made
+  std::string source;  ///< the malleable source (the whole translation unit;
+                       ///< other kernels are unchanged)
   /// When !ok: why, naming file, line and kernel, e.g. "k.cl:12: kernel 'foo'
   /// calls barrier(): the work-list loop would break it; the GPU runs
   /// unthrottled".
@@ -36,12 +36,11 @@ struct Result {
 /// Makes the malleable GPU form of `kernel` in `source` (named `file` in
 /// messages; build_options as for clBuildProgram: -D/-I/-cl-std are honoured).
 /// Never throws for bad or unsupported source: the reason says why.
-Result make_malleable(const std::string &source, const std::string &file,
-                      const std::string &kernel,
+Result make_malleable(const std::string &source, const std::string &file, const std::string &kernel,
                       const std::string &build_options = {});
 
 /// The names of the two extra arguments of the malleable form.
 inline constexpr const char *gpu_mod_arg = "dop_gpu_mod";
 inline constexpr const char *gpu_alloc_arg = "dop_gpu_alloc";
 
-} // namespace dop::transform
+}  // namespace dop::transform
