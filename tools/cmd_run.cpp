@@ -7,7 +7,11 @@
 
 #include "commands.hpp"
 #include "stats.hpp"
+#include "dop/bundle.hpp"
 #include "dop/runtime.hpp"
+#if DOP_ANALYSIS
+#include "dop/transform.hpp"
+#endif
 
 namespace dop::cli {
 
@@ -18,6 +22,7 @@ struct RunFlags {
   std::string config = "1,1";
   std::string memory = "auto";
   std::string malleable;
+  std::string bundle;
   bool validate = false;
   bool json = false;
   int repeat = 1;
@@ -40,6 +45,21 @@ void run(const RunFlags& f) {
     Spec m = spec;
     m.kernel_file = f.malleable;
     opt.malleable_source = read_kernel_source(m);
+  } else if (!f.bundle.empty()) {
+    // A bundle made by `dop bundle` (maybe on another machine): its malleable form, or the note why there is none.
+    const Bundle b = load_bundle(f.bundle);
+    check_bundle_matches(b, f.bundle, source, spec.kernel_name, spec.build_options);
+    opt.malleable_source = b.malleable_source;
+    opt.malleable_note = b.malleable_note;
+  } else {
+#if DOP_ANALYSIS
+    // Analysis build: make the malleable form on the fly, so that throttled configurations really throttle.
+    const auto m = transform::make_malleable(source, spec.kernel_file, spec.kernel_name, spec.build_options);
+    opt.malleable_source = m.source;
+    opt.malleable_note = m.reason;
+#else
+    opt.malleable_note = "no malleable form (runtime-only build: give one with --bundle or --malleable)";
+#endif
   }
   Executor ex(spec, source, sel, opt);
 
@@ -132,6 +152,9 @@ void add_run(CLI::App& app) {
   cmd->add_option("--config", f->config, "CPU,GPU utilisations in [0,1]; GPU in steps of 1/8 (default 1,1)");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
+  auto* bundle = cmd->add_option("--bundle", f->bundle,
+                                 "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");
+  bundle->excludes(cmd->get_option("--malleable"));
   cmd->add_flag("--validate", f->validate, "Compare outputs with a plain single-device run (and the reference)");
   cmd->add_option("--repeat", f->repeat, "Timed runs after one warm-up (default 1, no warm-up)")
       ->check(CLI::Range(1, 100000));

@@ -23,6 +23,7 @@ void add_sweep(CLI::App& app);
 void add_report(CLI::App& app);
 void add_synth(CLI::App& app);
 void add_features(CLI::App& app);  // analysis tier only (DOP_ANALYSIS)
+void add_bundle(CLI::App& app);    // analysis tier only (DOP_ANALYSIS)
 /// train, eval (analysis tier), predict, export: degree-of-parallelism models (cmd_models.cpp).
 void add_models(CLI::App& app);
 

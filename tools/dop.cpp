@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   dop::cli::add_synth(app);
 #if DOP_ANALYSIS
   dop::cli::add_features(app);
+  dop::cli::add_bundle(app);
 #endif
   dop::cli::add_models(app);
   try {

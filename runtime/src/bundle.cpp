@@ -1,0 +1,154 @@
+// Kernel bundles (dop-bundle/1): JSON through nlohmann-json, checked on load.
+// Runtime tier.
+#include "dop/bundle.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace dop {
+
+namespace {
+
+// FNV-1a 64: detects bundles edited or damaged after they were made (not a
+// security measure).
+std::string checksum(const std::string &s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016" PRIx64, h);
+  return buf;
+}
+
+[[noreturn]] void fail(const std::string &path, const std::string &what) { throw BundleError(path + ": " + what); }
+
+const nlohmann::ordered_json &field(const nlohmann::ordered_json &j, const char *key,
+                                    nlohmann::ordered_json::value_t type, const std::string &path,
+                                    const std::string &where) {
+  if (!j.is_object() || !j.contains(key)) fail(path, "missing field '" + where + key + "'");
+  const auto &v = j.at(key);
+  if (v.type() != type) {
+    const char *want = type == nlohmann::ordered_json::value_t::string ? "a string" : "an object";
+    fail(path, "field '" + where + key + "' must be " + want + ", found " + v.type_name());
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string bundle_to_json(const Bundle &b) {
+  nlohmann::ordered_json features;
+  try {
+    features = nlohmann::ordered_json::parse(b.features_json.empty() ? std::string("null") : b.features_json);
+  } catch (const nlohmann::ordered_json::exception &e) {
+    throw BundleError("bundle of kernel '" + b.kernel + "': the features are not JSON (" + e.what() + ")");
+  }
+  nlohmann::ordered_json malleable = {
+      {"source",
+       b.malleable_source.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.malleable_source)},
+      {"note", b.malleable_note}};
+  nlohmann::ordered_json j = {
+      {"format", Bundle::format},
+      {"made_by", b.made_by},
+      {"kernel", {{"file", b.file}, {"name", b.kernel}, {"options", b.build_options}}},
+      {"source", b.source},
+      {"malleable", malleable},
+      {"features", features},
+      {"checksums",
+       {{"source", checksum(b.source)},
+        {"malleable", b.malleable_source.empty() ? std::string() : checksum(b.malleable_source)}}}};
+  return j.dump(2) + "\n";
+}
+
+Bundle parse_bundle(const std::string &text, const std::string &path) {
+  using vt = nlohmann::ordered_json::value_t;
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::ordered_json::parse_error &e) {
+    fail(path, std::string("not a valid JSON bundle (") + e.what() + ")");
+  }
+  if (!j.is_object()) fail(path, "not a dop bundle (the top level is not a JSON object)");
+  if (!j.contains("format") || !j["format"].is_string())
+    fail(path, std::string("not a dop bundle (no \"format\": \"") + Bundle::format + "\")");
+  const std::string format = j["format"].get<std::string>();
+  if (format != Bundle::format) {
+    if (format.rfind("dop-bundle/", 0) == 0)
+      fail(path, "bundle format '" + format + "' is not supported (this dop reads " + Bundle::format + ")");
+    fail(path, "not a dop bundle (format '" + format + "', expected " + Bundle::format + ")");
+  }
+  Bundle b;
+  const auto &k = field(j, "kernel", vt::object, path, "");
+  b.file = field(k, "file", vt::string, path, "kernel.").get<std::string>();
+  b.kernel = field(k, "name", vt::string, path, "kernel.").get<std::string>();
+  b.build_options = field(k, "options", vt::string, path, "kernel.").get<std::string>();
+  if (b.kernel.empty()) fail(path, "field 'kernel.name' is empty");
+  b.source = field(j, "source", vt::string, path, "").get<std::string>();
+  const auto &m = field(j, "malleable", vt::object, path, "");
+  if (!m.contains("source")) fail(path, "missing field 'malleable.source'");
+  if (!m["source"].is_null() && !m["source"].is_string())
+    fail(path, std::string("field 'malleable.source' must be a string or null, found ") + m["source"].type_name());
+  if (m["source"].is_string()) b.malleable_source = m["source"].get<std::string>();
+  b.malleable_note = field(m, "note", vt::string, path, "malleable.").get<std::string>();
+  if (j.contains("made_by") && j["made_by"].is_string()) b.made_by = j["made_by"].get<std::string>();
+  b.features_json = j.contains("features") ? j["features"].dump() : "null";
+  const auto &sums = field(j, "checksums", vt::object, path, "");
+  if (field(sums, "source", vt::string, path, "checksums.").get<std::string>() != checksum(b.source))
+    fail(path, "the source of kernel '" + b.kernel +
+                   "' does not match its checksum (the bundle was changed or "
+                   "damaged)");
+  const std::string ms = field(sums, "malleable", vt::string, path, "checksums.").get<std::string>();
+  if (ms != (b.malleable_source.empty() ? std::string() : checksum(b.malleable_source)))
+    fail(path, "the malleable source of kernel '" + b.kernel +
+                   "' does not match its checksum (the bundle was changed or "
+                   "damaged)");
+  if (!b.malleable_source.empty() && (b.malleable_source.find("dop_gpu_mod") == std::string::npos ||
+                                      b.malleable_source.find("dop_gpu_alloc") == std::string::npos))
+    fail(path, "the malleable source of kernel '" + b.kernel + "' lacks the dop_gpu_mod/dop_gpu_alloc arguments");
+  if (b.malleable_source.empty() && b.malleable_note.empty())
+    fail(path, "kernel '" + b.kernel + "' has neither a malleable source nor a note saying why");
+  return b;
+}
+
+void save_bundle(const Bundle &b, const std::string &path) {
+  const std::string text = bundle_to_json(b);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw BundleError(path + ": cannot write the bundle");
+    f << text;
+    f.flush();
+    if (!f) throw BundleError(path + ": cannot write the bundle (disk full?)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw BundleError(path + ": cannot write the bundle (rename failed)");
+  }
+}
+
+Bundle load_bundle(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw BundleError(path + ": cannot read the bundle");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return parse_bundle(s.str(), path);
+}
+
+void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,
+                          const std::string &kernel, const std::string &build_options) {
+  if (b.kernel != kernel)
+    throw BundleError(path + ": the bundle is for kernel '" + b.kernel + "', the spec runs kernel '" + kernel + "'");
+  if (b.source != source)
+    throw BundleError(path + ": the bundle was made from another source of kernel '" + kernel + "' (" + b.file +
+                      ") than the spec's kernel file; make it again with dop bundle");
+  if (b.build_options != build_options)
+    throw BundleError(path + ": the bundle was made with build options '" + b.build_options + "', the spec uses '" +
+                      build_options + "'");
+}
+
+}  // namespace dop
