@@ -27,7 +27,7 @@ TEST_CASE("every real-world kernel validates at all 44 configurations") {
       const auto cmp = compare_outputs(s, args, want);
       INFO(f << " at " << to_string(c) << " (" << memory_mode_name(o.memory) << "): " << cmp.first);
       REQUIRE(cmp.ok);
-      REQUIRE(r.cpu.work_groups + r.gpu.work_groups == s.work_groups());
+      REQUIRE(r.cpu.work_items + r.gpu.work_items == s.global_items());
       ++runs;
     }
   }

@@ -51,7 +51,7 @@ void check_configs(const Spec &s, const std::string &malleable, const std::vecto
     INFO(s.path << " at " << to_string(c) << " (" << memory_mode_name(memory) << "): " << cmp.first << "; note "
                 << r.note);
     REQUIRE(cmp.ok);
-    REQUIRE(r.cpu.work_groups + r.gpu.work_groups == s.work_groups());
+    REQUIRE(r.cpu.work_items + r.gpu.work_items == s.global_items());
     if (c.cpu == 0) {  // the GPU ran everything, throttled to exactly the level asked for
       REQUIRE(r.gpu.work_groups == s.work_groups());
       REQUIRE(r.gpu_alloc == int(c.gpu * 8 + 0.5));
@@ -150,7 +150,7 @@ TEST_CASE(
   other.args.pop_back();
   other.global = {37 * 22 / 2};
   other.local = {37};
-  other.build_options += range_form_options(other.global);  // the malleable source is built after the prelude
+  other.build_options += range_form_options(other.global, other.global.size() - 1, {}, true);  // the malleable source is built after the prelude
   const auto a = run_single(other, read_kernel_source(s), devices().cpu->device);
   const auto b = run_single(other, range_form_prelude() + m.source, devices().cpu->device);
   CHECK(compare_outputs(other, b.args, a.args).ok);

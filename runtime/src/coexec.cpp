@@ -105,7 +105,8 @@ static inline size_t dop_real_global_id(uint d) { return get_global_id(d); }
 #define get_work_dim() ((uint)(DOP_WORK_DIM))
 #define get_global_size(d) ((uint)(d) == (DOP_SPLIT) ? DOP_FULL_SPLIT_SIZE : (uint)(d) < (DOP_WORK_DIM) ? dop_real_global_size(d) : (size_t)1)
 #define get_global_offset(d) ((size_t)((d) == 0 ? (DOP_GO0) : (d) == 1 ? (DOP_GO1) : (d) == 2 ? (DOP_GO2) : 0))
-#define get_global_id(d) ((uint)(d) < (DOP_WORK_DIM) ? dop_real_global_id(d) : (size_t)0)
+#define DOP_RANGE_GLOBAL_ID(d) ((uint)(d) < (DOP_WORK_DIM) ? dop_real_global_id(d) : (size_t)0)
+#define get_global_id(d) DOP_RANGE_GLOBAL_ID(d)
 #define get_num_groups(d) (get_global_size(d) / get_local_size(d))
 #define get_group_id(d) ((uint)(d) < (DOP_WORK_DIM) ? dop_real_group_id(d) + (dop_real_global_offset(d) - get_global_offset(d)) / get_local_size(d) : (size_t)0)
 #endif
@@ -114,10 +115,10 @@ static inline size_t dop_real_global_id(uint d) { return get_global_id(d); }
 }
 
 std::string range_form_options(const std::vector<size_t>& global, size_t split_dim,
-                               const std::vector<size_t>& offset) {
+                               const std::vector<size_t>& offset, bool constant_size) {
   const size_t dims = global.size();
   std::string o = " -DDOP_WORK_DIM=" + std::to_string(dims) + " -DDOP_SPLIT=" + std::to_string(split_dim);
-  if (dims < 3)
+  if (dims < 3 && !constant_size)
     o += " -DDOP_SIZE_DIM=" + std::to_string(dims);
   else
     o += " -DDOP_GS_SPLIT=" + std::to_string(global.at(split_dim)) + "UL";

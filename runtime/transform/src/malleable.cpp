@@ -62,6 +62,10 @@ static inline size_t dop_vglin(size_t l0, size_t l1, size_t l2) {
 )CL";
 
 constexpr const char *kMacrosOn = R"CL(
+#undef get_local_id
+#undef get_global_id
+#undef get_local_linear_id
+#undef get_global_linear_id
 #define get_local_id(d) dop_vlid((d), dop_vl0, dop_vl1, dop_vl2)
 #define get_global_id(d) dop_vgid((d), dop_vl0, dop_vl1, dop_vl2)
 #define get_local_linear_id() ((dop_vl2 * get_local_size(1) + dop_vl1) * get_local_size(0) + dop_vl0)
@@ -73,6 +77,9 @@ constexpr const char *kMacrosOff = R"CL(
 #undef get_global_id
 #undef get_local_linear_id
 #undef get_global_linear_id
+#ifdef DOP_RANGE_GLOBAL_ID
+#define get_global_id(d) DOP_RANGE_GLOBAL_ID(d)
+#endif
 )CL";
 
 // The kernel's new body (Dopia Figs. 5-6 with a strided loop instead of the local work-list: no __local memory, no
