@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   dop::cli::add_features(app);
 #endif
   dop::cli::add_models(app);
+  dop::cli::add_exec(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
