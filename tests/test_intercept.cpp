@@ -55,20 +55,20 @@ long number(const std::string& line, const std::string& key) {
   return v.empty() ? -1 : std::stol(v);
 }
 
-// Every launch ran with dop at `config`, with work on each device the configuration uses and none on the other.
-void check_ran_at(const std::vector<std::string>& lines, const std::string& config, double cpu, double gpu) {
+// Every launch ran with dop at `config`, over `groups` work-groups in all, none on a device the configuration does
+// not use. With `both`, each device the configuration uses ran some: only asked of compute-bound launches (a
+// launch of a few milliseconds may rightly finish on one device before the other has started).
+void check_ran_at(const std::vector<std::string>& lines, const std::string& config, double cpu, double gpu,
+                  long groups, bool both = false) {
   for (const auto& l : lines) {
     INFO(l);
     CHECK(l.find("fallback") == std::string::npos);
     CHECK(field(l, "config") == config);
-    if (cpu > 0)
-      CHECK(number(l, "cpu_wg") > 0);
-    else
-      CHECK(number(l, "cpu_wg") == 0);
-    if (gpu > 0)
-      CHECK(number(l, "gpu_wg") > 0);
-    else
-      CHECK(number(l, "gpu_wg") == 0);
+    CHECK(number(l, "cpu_wg") + number(l, "gpu_wg") == groups);
+    if (cpu == 0) CHECK(number(l, "cpu_wg") == 0);
+    if (gpu == 0) CHECK(number(l, "gpu_wg") == 0);
+    if (both && cpu > 0) CHECK(number(l, "cpu_wg") > 0);
+    if (both && gpu > 0) CHECK(number(l, "gpu_wg") > 0);
   }
 }
 
@@ -100,7 +100,19 @@ TEST_CASE("intercept: 1D vecadd is exact at every DOP_CONFIG and runs where it s
     CHECK(r.out.find("vecadd: OK") != std::string::npos);
     const auto lines = log_lines(r.out, "vecadd");
     REQUIRE(lines.size() == 2);
-    check_ran_at(lines, c.text, c.cpu, c.gpu);
+    check_ran_at(lines, c.text, c.cpu, c.gpu, 262144 / 64);
+  }
+}
+
+TEST_CASE("intercept: a compute-bound kernel runs on both devices where the configuration uses both", "[intercept]") {
+  for (const auto& c : kConfigs) {
+    auto r = run_app(c.text, "poly");
+    INFO("DOP_CONFIG=" << c.text << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("poly: OK") != std::string::npos);
+    const auto lines = log_lines(r.out, "poly");
+    REQUIRE(lines.size() == 1);
+    check_ran_at(lines, c.text, c.cpu, c.gpu, (1 << 18) / 64, true);
   }
 }
 
@@ -123,7 +135,7 @@ TEST_CASE("intercept: 2D launch with a read-write buffer is exact", "[intercept]
     const auto lines = log_lines(r.out, "rw2d");
     REQUIRE(lines.size() == 2);
     const std::string cfg = config;
-    check_ran_at(lines, cfg, cfg == "0,1" ? 0 : 1, 1);
+    check_ran_at(lines, cfg, cfg == "0,1" ? 0 : 1, 1, (96 / 16) * (256 / 4));
     CHECK(field(lines[0], "global") == "96x256");
     CHECK(field(lines[0], "local") == "16x4");
   }
@@ -138,7 +150,7 @@ TEST_CASE("intercept: copy memory mode merges the GPU's writes", "[intercept]") 
   const auto lines = log_lines(r.out, "rw2d");
   REQUIRE(lines.size() == 2);
   for (const auto& l : lines) CHECK(field(l, "memory") == "copy");
-  check_ran_at(lines, "0.5,0.5", 0.5, 0.5);
+  check_ran_at(lines, "0.5,0.5", 0.5, 0.5, (96 / 16) * (256 / 4));
 }
 
 TEST_CASE("intercept: a __local argument falls back to the real launch and stays right", "[intercept]") {
@@ -158,7 +170,11 @@ TEST_CASE("intercept: launches from two application threads at once", "[intercep
   CHECK(r.out.find("threads: OK") != std::string::npos);
   const auto lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 6);
-  check_ran_at(lines, "0.5,0.5", 0.5, 0.5);
+  for (const auto& l : lines) {
+    INFO(l);
+    CHECK(field(l, "config") == "0.5,0.5");
+    CHECK(number(l, "cpu_wg") + number(l, "gpu_wg") >= (1 << 18) / 64);
+  }
 }
 
 TEST_CASE("intercept: an invalid DOP_CONFIG falls back and stays right", "[intercept]") {
@@ -179,7 +195,7 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   CHECK(r.out.find("vecadd: OK") != std::string::npos);
   const auto lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 1);
-  check_ran_at(lines, "0.5,0.5", 0.5, 0.5);
+  check_ran_at(lines, "0.5,0.5", 0.5, 0.5, 65536 / 64);
 
   auto bad = run_command("'" + dop + "' exec --config 2,0 -- '" + app() + "'");
   CHECK(bad.rc == 1);

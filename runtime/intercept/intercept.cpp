@@ -212,7 +212,12 @@ struct DopState {
   dop::cl::Selection sel;
   dop::Config config;
   dop::MemoryMode memory = dop::MemoryMode::automatic;
-  std::map<std::string, std::shared_ptr<dop::Executor>> executors;
+  // An executor and the host copies of its arguments (reused across launches: no allocation, no page faults).
+  struct Entry {
+    std::unique_ptr<dop::Executor> exec;
+    std::vector<dop::ArgData> args;  // used under launch_m only
+  };
+  std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
 };
 DopState& dop_state() {
@@ -364,7 +369,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
                     cl_uint num_events, const cl_event* wait_list, cl_event* event, const LaunchPlan& plan) {
   const auto t0 = Clock::now();
   DopState& s = dop_state();
-  std::shared_ptr<dop::Executor> exec;
+  std::shared_ptr<DopState::Entry> entry;
   dop::Config config;
   dop::Spec spec;
   spec.name = plan.kernel_name;
@@ -403,20 +408,28 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
       dop::ExecutorOptions opt;
       opt.memory = s.memory;
       opt.malleable_note = "the interposer has no malleable form";
-      e = std::make_shared<dop::Executor>(spec, *plan.source, s.sel, opt);
+      auto fresh = std::make_shared<DopState::Entry>();
+      fresh->exec = std::make_unique<dop::Executor>(spec, *plan.source, s.sel, opt);
+      const dop::Spec& es = fresh->exec->spec();
+      fresh->args.resize(es.args.size());
+      for (size_t i = 0; i < es.args.size(); ++i) {
+        fresh->args[i].spec = &es.args[i];
+        fresh->args[i].bytes = es.args[i].bytes();
+        fresh->args[i].storage.resize((fresh->args[i].bytes + 7) / 8);
+      }
+      e = std::move(fresh);
     }
-    exec = e;
+    entry = e;
   }
 
   // The application's order: the kernel runs after its wait list and after everything queued before it.
   if (num_events > 0) dop::cl::check(clWaitForEvents(num_events, wait_list), "clWaitForEvents", "wait list");
   dop::cl::check(clFinish(queue), "clFinish", "application queue");
-  const dop::Spec& es = exec->spec();
-  std::vector<dop::ArgData> args(es.args.size());
+  // One dop launch at a time (a launch owns both devices), from reading the arguments to writing results back.
+  std::lock_guard<std::mutex> launch_lock(s.launch_m);
+  const dop::Spec& es = entry->exec->spec();
+  std::vector<dop::ArgData>& args = entry->args;
   for (size_t i = 0; i < es.args.size(); ++i) {
-    args[i].spec = &es.args[i];
-    args[i].bytes = es.args[i].bytes();
-    args[i].storage.assign((args[i].bytes + 7) / 8, 0);
     if (es.args[i].kind == dop::ArgKind::scalar)
       std::memcpy(args[i].data(), plan.args[i].bytes.data(), args[i].bytes);
     else
@@ -427,8 +440,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   const auto t1 = Clock::now();
   dop::LaunchResult r;
   try {
-    std::lock_guard<std::mutex> l(s.launch_m);
-    r = exec->launch(args, config);
+    r = entry->exec->launch(args, config);
   } catch (const dop::cl::BuildError& e) {  // will not build for dop's devices: do not try again
     std::lock_guard<std::mutex> l(s.m);
     s.failed[key] = e.what();
@@ -439,6 +451,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     throw;
   }
   const auto t2 = Clock::now();
+  double out_ms = 0;
   // Results back into the application's buffers. From here on a failure cannot fall back (a read-write buffer
   // may already hold new contents): it is returned.
   for (size_t i = 0; i < es.args.size(); ++i) {
@@ -451,6 +464,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
       return err;
     }
   }
+  out_ms = ms_between(t2, Clock::now());
   if (event) {
     *event = nullptr;
     cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
@@ -476,7 +490,8 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
               " gpu_wg=" + std::to_string(r.gpu.work_groups);
     else
       line += " gpu=none gpu_wg=0";
-    line += std::string(" memory=") + dop::memory_mode_name(r.memory) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
+    line += std::string(" memory=") + dop::memory_mode_name(r.memory) + " in_ms=" + fmt_ms(ms_between(t0, t1)) +
+            " dop_ms=" + fmt_ms(ms_between(t1, t2)) + " out_ms=" + fmt_ms(out_ms) +
             " total_ms=" + fmt_ms(ms_between(t0, t3));
     if (!r.note.empty()) line += " note=\"" + r.note + "\"";
     log_line(line);

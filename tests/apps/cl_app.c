@@ -6,6 +6,7 @@
  *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
  *   cl_app local                 a __local argument (a work-group reduction): dop falls back
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
+ *   cl_app poly [N] [ITERS]      compute-bound 1D kernel (an integer recurrence per element), read-write buffer
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -204,6 +205,46 @@ static int local_sum(cl_command_queue q) {
   return bad;
 }
 
+/* Compute-bound: ITERS steps of an integer recurrence per element, in place (enough work for both devices). */
+static const char* poly_src =
+    "__kernel void poly(__global uint* x, int iters) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  uint v = x[i];\n"
+    "  for (int k = 0; k < iters; ++k) v = (v * 1664525u + 1013904223u) ^ (v >> 7);\n"
+    "  x[i] = v;\n"
+    "}\n";
+
+static int poly(cl_command_queue q, int n, int iters) {
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(cl_uint);
+  cl_uint* x = malloc(bytes);
+  for (int i = 0; i < n; ++i) x[i] = (cl_uint)i * 2654435761u;
+  cl_program p = build(poly_src);
+  cl_kernel k = clCreateKernel(p, "poly", &err);
+  CHECK(err);
+  cl_mem dx = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof dx, &dx));
+  CHECK(clSetKernelArg(k, 1, sizeof iters, &iters));
+  size_t global = (size_t)n, local = 64;
+  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, x, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    cl_uint v = (cl_uint)i * 2654435761u;
+    for (int s = 0; s < iters; ++s) v = (v * 1664525u + 1013904223u) ^ (v >> 7);
+    if (x[i] != v) {
+      if (bad < 3) printf("poly: x[%d] = %u, want %u\n", i, x[i], v);
+      ++bad;
+    }
+  }
+  clReleaseMemObject(dx);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(x);
+  return bad;
+}
+
 struct thread_job {
   int n, bad;
   double ms;
@@ -243,6 +284,11 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "local") == 0) {
     bad = local_sum(q);
     printf("local: %s\n", bad ? "FAIL" : "OK");
+  } else if (strcmp(mode, "poly") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : (1 << 18);
+    int iters = argc > 3 ? atoi(argv[3]) : 400;
+    bad = poly(q, n, iters);
+    printf("poly: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
   } else if (strcmp(mode, "threads") == 0) {
     pthread_t t[2];
     struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};
