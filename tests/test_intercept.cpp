@@ -2,7 +2,6 @@
 // OpenCL): outputs exactly right at every configuration, DOP_LOG showing where dop ran it, fallback for what it
 // does not support, and `dop exec`.
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -58,8 +57,8 @@ long number(const std::string& line, const std::string& key) {
 // Every launch ran with dop at `config`, over `groups` work-groups in all, none on a device the configuration does
 // not use. With `both`, each device the configuration uses ran some: only asked of compute-bound launches (a
 // launch of a few milliseconds may rightly finish on one device before the other has started).
-void check_ran_at(const std::vector<std::string>& lines, const std::string& config, double cpu, double gpu,
-                  long groups, bool both = false) {
+void check_ran_at(const std::vector<std::string>& lines, const std::string& config, double cpu, double gpu, long groups,
+                  bool both = false) {
   for (const auto& l : lines) {
     INFO(l);
     CHECK(l.find("fallback") == std::string::npos);
@@ -142,8 +141,8 @@ TEST_CASE("intercept: 2D launch with a read-write buffer is exact", "[intercept]
 }
 
 TEST_CASE("intercept: copy memory mode merges the GPU's writes", "[intercept]") {
-  auto r = run_command("DOP_MEMORY=copy LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" + app() +
-                       "' rw2d");
+  auto r =
+      run_command("DOP_MEMORY=copy LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" + app() + "' rw2d");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("rw2d: OK") != std::string::npos);

@@ -103,8 +103,9 @@ void add_exec(CLI::App& app) {
   cmd->add_option("--config", f->config,
                   "CPU,GPU utilisations in [0,1] for every kernel [env DOP_CONFIG; default all cores, whole GPU]");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy [env DOP_MEMORY; default auto]");
-  cmd->add_flag("--log", f->log, "One line per kernel launch on stderr: config, work-groups per device, time, or "
-                                 "why it fell back [env DOP_LOG=1]");
+  cmd->add_flag("--log", f->log,
+                "One line per kernel launch on stderr: config, work-groups per device, time, or "
+                "why it fell back [env DOP_LOG=1]");
   cmd->add_option("--lib", f->lib, "The interposer [env DOP_INTERCEPT_LIB; default ../lib next to dop]");
   add_device_flags(cmd, f->devices);
   cmd->add_option("command", f->command, "The application and its arguments (put them after --)")->required();

@@ -179,8 +179,7 @@ void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
     size_t len = 0;
     if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr, &len) == CL_SUCCESS && len > 0) {
       std::string s(len, '\0');
-      if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, len, s.data(), nullptr) == CL_SUCCESS)
-        types[i] = s.c_str();
+      if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, len, s.data(), nullptr) == CL_SUCCESS) types[i] = s.c_str();
     }
   }
   if (have_info) {
@@ -205,8 +204,8 @@ std::string kernel_name_of(cl_kernel k) {
 // ---------------------------------------------------------------------------------------------------------------
 
 struct DopState {
-  std::mutex m;          // guards everything below
-  std::mutex launch_m;   // one dop launch at a time: a launch owns both devices
+  std::mutex m;         // guards everything below
+  std::mutex launch_m;  // one dop launch at a time: a launch owns both devices
   bool initialised = false;
   std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
   dop::cl::Selection sel;
@@ -306,12 +305,14 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
         auto bit = t.buffers.find(a.mem);
         if (bit == t.buffers.end()) return at + "buffer no longer known";
         plan.buffers[i] = bit->second;
-        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL && k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
+            k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
           return at + "buffer given for a non-pointer argument";
         const cl_mem_flags f = bit->second.flags;
         if (f & CL_MEM_HOST_NO_ACCESS) return at + "buffer with CL_MEM_HOST_NO_ACCESS";
         if (f & CL_MEM_HOST_WRITE_ONLY) return at + "buffer with CL_MEM_HOST_WRITE_ONLY";
-        if ((f & CL_MEM_HOST_READ_ONLY) && !(f & CL_MEM_READ_ONLY)) return at + "writable buffer with CL_MEM_HOST_READ_ONLY";
+        if ((f & CL_MEM_HOST_READ_ONLY) && !(f & CL_MEM_READ_ONLY))
+          return at + "writable buffer with CL_MEM_HOST_READ_ONLY";
         break;
       }
       case ArgInfo::Kind::scalar:
@@ -325,8 +326,8 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
   // The same buffer twice, written through either: dop's host copies would not alias.
   for (size_t i = 0; i < k.args.size(); ++i)
     for (size_t j = i + 1; j < k.args.size(); ++j)
-      if (k.args[i].kind == ArgInfo::Kind::mem && k.args[j].kind == ArgInfo::Kind::mem && k.args[i].mem == k.args[j].mem &&
-          !(plan.buffers[i].flags & CL_MEM_READ_ONLY))
+      if (k.args[i].kind == ArgInfo::Kind::mem && k.args[j].kind == ArgInfo::Kind::mem &&
+          k.args[i].mem == k.args[j].mem && !(plan.buffers[i].flags & CL_MEM_READ_ONLY))
         return "arguments " + std::to_string(i) + " and " + std::to_string(j) + " are the same writable buffer";
   return {};
 }
@@ -433,9 +434,9 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     if (es.args[i].kind == dop::ArgKind::scalar)
       std::memcpy(args[i].data(), plan.args[i].bytes.data(), args[i].bytes);
     else
-      dop::cl::check(clEnqueueReadBuffer(queue, plan.args[i].mem, CL_TRUE, 0, args[i].bytes, args[i].data(), 0,
-                                         nullptr, nullptr),
-                     "clEnqueueReadBuffer", "argument " + std::to_string(i));
+      dop::cl::check(
+          clEnqueueReadBuffer(queue, plan.args[i].mem, CL_TRUE, 0, args[i].bytes, args[i].data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer", "argument " + std::to_string(i));
   }
   const auto t1 = Clock::now();
   dop::LaunchResult r;
@@ -456,8 +457,8 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   // may already hold new contents): it is returned.
   for (size_t i = 0; i < es.args.size(); ++i) {
     if (es.args[i].kind != dop::ArgKind::buffer || es.args[i].access == dop::Access::read) continue;
-    const cl_int err = clEnqueueWriteBuffer(queue, plan.args[i].mem, CL_TRUE, 0, args[i].bytes, args[i].data(), 0,
-                                            nullptr, nullptr);
+    const cl_int err =
+        clEnqueueWriteBuffer(queue, plan.args[i].mem, CL_TRUE, 0, args[i].bytes, args[i].data(), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
       log_line("kernel=" + plan.kernel_name + " error: writing argument " + std::to_string(i) +
                " back failed: " + dop::cl::error_name(err));
@@ -505,10 +506,10 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
 // Exported entry points
 // ---------------------------------------------------------------------------------------------------------------
 
-#define MISSING_RET(err)             \
-  do {                               \
+#define MISSING_RET(err)                   \
+  do {                                     \
     if (errcode_ret) *errcode_ret = (err); \
-    return nullptr;                  \
+    return nullptr;                        \
   } while (0)
 
 DOP_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint count, const char** strings,
@@ -550,9 +551,10 @@ void untracked_program(cl_program p) {
 }
 }  // namespace
 
-DOP_EXPORT cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
-                                                const size_t* lengths, const unsigned char** binaries,
-                                                cl_int* binary_status, cl_int* errcode_ret) {
+DOP_EXPORT cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                const cl_device_id* device_list, const size_t* lengths,
+                                                const unsigned char** binaries, cl_int* binary_status,
+                                                cl_int* errcode_ret) {
   REAL(clCreateProgramWithBinary);
   if (!real_clCreateProgramWithBinary) MISSING_RET(CL_INVALID_OPERATION);
   cl_program p =
@@ -581,8 +583,8 @@ DOP_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
 
 DOP_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
                                     const char* options, cl_uint num_input_programs, const cl_program* input_programs,
-                                    void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data),
-                                    void* user_data, cl_int* errcode_ret) {
+                                    void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data), void* user_data,
+                                    cl_int* errcode_ret) {
   REAL(clLinkProgram);
   if (!real_clLinkProgram) MISSING_RET(CL_INVALID_OPERATION);
   cl_program p = real_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs,
@@ -592,8 +594,8 @@ DOP_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, con
 }
 
 DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
-                                 const char* options, void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data),
-                                 void* user_data) {
+                                 const char* options,
+                                 void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data), void* user_data) {
   REAL(clBuildProgram);
   if (!real_clBuildProgram) return CL_INVALID_OPERATION;
   const cl_int r = real_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
@@ -793,11 +795,11 @@ DOP_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_
 }
 
 // Memory objects dop does not run with: remembered so that clSetKernelArg does not mistake them for scalars.
-#define TRACK_OTHER(m, what)          \
-  try {                               \
-    track_other_mem(m, what);         \
-  } catch (...) {                     \
-    if (m) forget_mem(m);             \
+#define TRACK_OTHER(m, what)  \
+  try {                       \
+    track_other_mem(m, what); \
+  } catch (...) {             \
+    if (m) forget_mem(m);     \
   }
 
 DOP_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type,
@@ -845,8 +847,8 @@ DOP_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const 
                                   size_t image_slice_pitch, void* host_ptr, cl_int* errcode_ret) {
   REAL(clCreateImage3D);
   if (!real_clCreateImage3D) MISSING_RET(CL_INVALID_OPERATION);
-  cl_mem m = real_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth,
-                                  image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+  cl_mem m = real_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch,
+                                  image_slice_pitch, host_ptr, errcode_ret);
   TRACK_OTHER(m, "image");
   return m;
 }

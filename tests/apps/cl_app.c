@@ -16,13 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    cl_int err_ = (call);                                                           \
-    if (err_ != CL_SUCCESS) {                                                       \
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    cl_int err_ = (call);                                                          \
+    if (err_ != CL_SUCCESS) {                                                      \
       fprintf(stderr, "cl_app: %s failed: %d (line %d)\n", #call, err_, __LINE__); \
-      exit(2);                                                                      \
-    }                                                                               \
+      exit(2);                                                                     \
+    }                                                                              \
   } while (0)
 
 static cl_context ctx;
