@@ -26,5 +26,7 @@ void add_features(CLI::App& app);  // analysis tier only (DOP_ANALYSIS)
 void add_bundle(CLI::App& app);    // analysis tier only (DOP_ANALYSIS)
 /// train, eval (analysis tier), predict, export: degree-of-parallelism models (cmd_models.cpp).
 void add_models(CLI::App& app);
+/// exec: runs an unmodified OpenCL application under libdop_intercept.so (cmd_exec.cpp, docs/intercept.md).
+void add_exec(CLI::App& app);
 
 }  // namespace dop::cli

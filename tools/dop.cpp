@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   dop::cli::add_bundle(app);
 #endif
   dop::cli::add_models(app);
+  dop::cli::add_exec(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

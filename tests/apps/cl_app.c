@@ -1,0 +1,306 @@
+/* A plain OpenCL application for the interposer tests (tests/test_intercept.cpp). It knows nothing of dop: C,
+ * linked only against OpenCL. It runs one of a few kernels on the first device of the first platform, checks the
+ * results exactly and prints "<mode>: OK ..." (exit 0) or "<mode>: FAIL ..." (exit 1).
+ *
+ *   cl_app vecadd [N] [REPEAT]   1D, read-only inputs, write-only output, scalar n, an event waited on
+ *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
+ *   cl_app local                 a __local argument (a work-group reduction): dop falls back
+ *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
+ *   cl_app poly [N] [ITERS]      compute-bound 1D kernel (an integer recurrence per element), read-write buffer
+ */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(call)                                                                \
+  do {                                                                             \
+    cl_int err_ = (call);                                                          \
+    if (err_ != CL_SUCCESS) {                                                      \
+      fprintf(stderr, "cl_app: %s failed: %d (line %d)\n", #call, err_, __LINE__); \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+
+static cl_context ctx;
+static cl_device_id dev;
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static cl_program build(const char* src) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  CHECK(err);
+  err = clBuildProgram(p, 1, &dev, "-DSCALE=3", NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char log[8192] = {0};
+    clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+    fprintf(stderr, "cl_app: build failed: %d\n%s\n", err, log);
+    exit(2);
+  }
+  return p;
+}
+
+static const char* vecadd_src =
+    "__kernel void vecadd(__global const float* a, __global const float* b, __global float* c, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) c[i] = a[i] + b[i];\n"
+    "}\n";
+
+/* vecadd of n floats, `repeat` launches; returns 0 when every element is exact. */
+static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(float);
+  float* a = malloc(bytes);
+  float* b = malloc(bytes);
+  float* c = malloc(bytes);
+  for (int i = 0; i < n; ++i) {
+    a[i] = (float)i * 0.5f;
+    b[i] = (float)(2 * i + 1);
+    c[i] = -1.0f;
+  }
+  cl_program p = build(vecadd_src);
+  cl_kernel k = clCreateKernel(p, "vecadd", &err);
+  CHECK(err);
+  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  CHECK(err);
+  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+  CHECK(err);
+  cl_mem dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
+  CHECK(err);
+  CHECK(clEnqueueWriteBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(k, 1, sizeof db, &db));
+  CHECK(clSetKernelArg(k, 2, sizeof dc, &dc));
+  /* Leave the last few elements out (n - 3): they must keep their -1. */
+  int active = n - 3;
+  CHECK(clSetKernelArg(k, 3, sizeof active, &active));
+  size_t global = (size_t)n, local = 64;
+  double t0 = now_ms();
+  for (int r = 0; r < repeat; ++r) {
+    cl_event ev;
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, (n % 64 == 0) ? &local : NULL, 0, NULL, &ev));
+    CHECK(clWaitForEvents(1, &ev));
+    cl_int status = -1;
+    CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+    if (status != CL_COMPLETE) {
+      printf("vecadd: FAIL event status %d\n", status);
+      return 1;
+    }
+    CHECK(clReleaseEvent(ev));
+  }
+  CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+  *ms = now_ms() - t0;
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
+    if (c[i] != want) {
+      if (bad < 3) printf("vecadd: c[%d] = %g, want %g\n", i, c[i], want);
+      ++bad;
+    }
+  }
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dc);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(a);
+  free(b);
+  free(c);
+  return bad;
+}
+
+/* 2D, read-write: m[y][x] = m[y][x] * SCALE + x - y + k, launched twice (k = 5, then k = -2). */
+static const char* rw2d_src =
+    "__kernel void rw2d(__global int* m, int w, int k) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  m[y * w + x] = m[y * w + x] * SCALE + x - y + k;\n"
+    "}\n";
+
+static int rw2d(cl_command_queue q) {
+  enum { W = 96, H = 256 };
+  cl_int err;
+  static int m[W * H], want[W * H];
+  for (int i = 0; i < W * H; ++i) m[i] = want[i] = (i * 7) % 1000 - 500;
+  cl_program p = build(rw2d_src);
+  cl_kernel kern = clCreateKernel(p, "rw2d", &err);
+  CHECK(err);
+  cl_mem dm = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof m, m, &err);
+  CHECK(err);
+  int w = W;
+  CHECK(clSetKernelArg(kern, 0, sizeof dm, &dm));
+  CHECK(clSetKernelArg(kern, 1, sizeof w, &w));
+  size_t global[2] = {W, H}, local[2] = {16, 4};
+  const int ks[2] = {5, -2};
+  for (int r = 0; r < 2; ++r) {
+    CHECK(clSetKernelArg(kern, 2, sizeof ks[r], &ks[r]));
+    CHECK(clEnqueueNDRangeKernel(q, kern, 2, NULL, global, local, 0, NULL, NULL));
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x) want[y * W + x] = want[y * W + x] * 3 + x - y + ks[r];
+  }
+  CHECK(clEnqueueReadBuffer(q, dm, CL_TRUE, 0, sizeof m, m, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < W * H; ++i)
+    if (m[i] != want[i]) {
+      if (bad < 3) printf("rw2d: m[%d] = %d, want %d\n", i, m[i], want[i]);
+      ++bad;
+    }
+  clReleaseMemObject(dm);
+  clReleaseKernel(kern);
+  clReleaseProgram(p);
+  return bad;
+}
+
+/* Work-group sums through __local scratch memory: out[g] = sum of in[g*64 .. g*64+63]. */
+static const char* local_src =
+    "__kernel void group_sum(__global const int* in, __global int* out, __local int* scratch) {\n"
+    "  size_t l = get_local_id(0);\n"
+    "  scratch[l] = in[get_global_id(0)];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (size_t s = get_local_size(0) / 2; s > 0; s /= 2) {\n"
+    "    if (l < s) scratch[l] += scratch[l + s];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (l == 0) out[get_group_id(0)] = scratch[0];\n"
+    "}\n";
+
+static int local_sum(cl_command_queue q) {
+  enum { N = 64 * 256, L = 64, G = N / L };
+  cl_int err;
+  static int in[N], out[G];
+  for (int i = 0; i < N; ++i) in[i] = (i * 13) % 101 - 50;
+  cl_program p = build(local_src);
+  cl_kernel k = clCreateKernel(p, "group_sum", &err);
+  CHECK(err);
+  cl_mem din = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  CHECK(err);
+  cl_mem dout = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, sizeof out, NULL, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof din, &din));
+  CHECK(clSetKernelArg(k, 1, sizeof dout, &dout));
+  CHECK(clSetKernelArg(k, 2, L * sizeof(int), NULL));
+  size_t global = N, local = L;
+  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  int bad = 0;
+  for (int g = 0; g < G; ++g) {
+    int want = 0;
+    for (int i = 0; i < L; ++i) want += in[g * L + i];
+    if (out[g] != want) {
+      if (bad < 3) printf("local: out[%d] = %d, want %d\n", g, out[g], want);
+      ++bad;
+    }
+  }
+  clReleaseMemObject(din);
+  clReleaseMemObject(dout);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  return bad;
+}
+
+/* Compute-bound: ITERS steps of an integer recurrence per element, in place (enough work for both devices). */
+static const char* poly_src =
+    "__kernel void poly(__global uint* x, int iters) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  uint v = x[i];\n"
+    "  for (int k = 0; k < iters; ++k) v = (v * 1664525u + 1013904223u) ^ (v >> 7);\n"
+    "  x[i] = v;\n"
+    "}\n";
+
+static int poly(cl_command_queue q, int n, int iters) {
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(cl_uint);
+  cl_uint* x = malloc(bytes);
+  for (int i = 0; i < n; ++i) x[i] = (cl_uint)i * 2654435761u;
+  cl_program p = build(poly_src);
+  cl_kernel k = clCreateKernel(p, "poly", &err);
+  CHECK(err);
+  cl_mem dx = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof dx, &dx));
+  CHECK(clSetKernelArg(k, 1, sizeof iters, &iters));
+  size_t global = (size_t)n, local = 64;
+  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, x, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    cl_uint v = (cl_uint)i * 2654435761u;
+    for (int s = 0; s < iters; ++s) v = (v * 1664525u + 1013904223u) ^ (v >> 7);
+    if (x[i] != v) {
+      if (bad < 3) printf("poly: x[%d] = %u, want %u\n", i, x[i], v);
+      ++bad;
+    }
+  }
+  clReleaseMemObject(dx);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(x);
+  return bad;
+}
+
+struct thread_job {
+  int n, bad;
+  double ms;
+};
+
+static void* thread_main(void* arg) {
+  struct thread_job* job = arg;
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+  CHECK(err);
+  job->bad = vecadd(q, job->n, 3, &job->ms);
+  clReleaseCommandQueue(q);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "vecadd";
+  cl_platform_id platform;
+  cl_uint n_platforms = 0;
+  CHECK(clGetPlatformIDs(1, &platform, &n_platforms));
+  CHECK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+  cl_int err;
+  ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+  CHECK(err);
+  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+  CHECK(err);
+  int bad = 0;
+  if (strcmp(mode, "vecadd") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : (1 << 20);
+    int repeat = argc > 3 ? atoi(argv[3]) : 2;
+    double ms = 0;
+    bad = vecadd(q, n, repeat, &ms);
+    printf("vecadd: %s n=%d repeat=%d time_ms=%.3f\n", bad ? "FAIL" : "OK", n, repeat, ms);
+  } else if (strcmp(mode, "rw2d") == 0) {
+    bad = rw2d(q);
+    printf("rw2d: %s\n", bad ? "FAIL" : "OK");
+  } else if (strcmp(mode, "local") == 0) {
+    bad = local_sum(q);
+    printf("local: %s\n", bad ? "FAIL" : "OK");
+  } else if (strcmp(mode, "poly") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : (1 << 18);
+    int iters = argc > 3 ? atoi(argv[3]) : 400;
+    bad = poly(q, n, iters);
+    printf("poly: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
+  } else if (strcmp(mode, "threads") == 0) {
+    pthread_t t[2];
+    struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};
+    for (int i = 0; i < 2; ++i) pthread_create(&t[i], NULL, thread_main, &jobs[i]);
+    for (int i = 0; i < 2; ++i) pthread_join(t[i], NULL);
+    bad = jobs[0].bad + jobs[1].bad;
+    printf("threads: %s\n", bad ? "FAIL" : "OK");
+  } else {
+    fprintf(stderr, "cl_app: unknown mode %s\n", mode);
+    return 2;
+  }
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  return bad ? 1 : 0;
+}

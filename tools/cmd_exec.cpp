@@ -1,0 +1,115 @@
+// dop exec: runs an unmodified OpenCL application with its kernels under dop, by preloading libdop_intercept.so
+// (docs/intercept.md) with the configuration in the environment.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "dop/runtime.hpp"
+
+#ifndef DOP_INTERCEPT_BUILD_PATH
+#define DOP_INTERCEPT_BUILD_PATH ""
+#endif
+#ifndef DOP_INTERCEPT_PRELOAD_FIRST
+#define DOP_INTERCEPT_PRELOAD_FIRST ""
+#endif
+
+namespace dop::cli {
+
+namespace {
+
+struct ExecFlags {
+  std::string config;
+  std::string memory;
+  std::string lib;
+  bool log = false;
+  DeviceFlags devices;
+  std::vector<std::string> command;
+};
+
+bool is_file(const std::string& p) { return !p.empty() && access(p.c_str(), R_OK) == 0; }
+
+std::string absolute(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+// --lib, then DOP_INTERCEPT_LIB, then ../lib next to this dop binary (build tree and install prefix), then the
+// build tree this dop was built in.
+std::string find_library(const std::string& flag) {
+  if (!flag.empty()) {
+    if (!is_file(flag)) throw std::invalid_argument("--lib " + flag + ": no such file");
+    return absolute(flag);
+  }
+  if (const char* env = std::getenv("DOP_INTERCEPT_LIB"); env && *env) {
+    if (!is_file(env)) throw std::invalid_argument(std::string("DOP_INTERCEPT_LIB=") + env + ": no such file");
+    return absolute(env);
+  }
+  std::vector<std::string> tried;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string dir(exe, size_t(n));
+    dir = dir.substr(0, dir.rfind('/'));
+    tried.push_back(dir + "/../lib/libdop_intercept.so");
+  }
+  tried.push_back(DOP_INTERCEPT_BUILD_PATH);
+  for (const auto& p : tried)
+    if (is_file(p)) return absolute(p);
+  std::string msg = "libdop_intercept.so not found (tried";
+  for (const auto& p : tried) msg += " " + p;
+  throw std::invalid_argument(msg + "); build the dop_intercept target or give --lib / DOP_INTERCEPT_LIB");
+}
+
+[[noreturn]] void run_exec(const ExecFlags& f) {
+  if (!f.config.empty()) parse_config(f.config);  // fail here, not in the application
+  if (!f.memory.empty()) parse_memory_mode(f.memory);
+  const std::string lib = find_library(f.lib);
+  std::string preload = lib;
+  const std::string first = DOP_INTERCEPT_PRELOAD_FIRST;  // the ASan runtime under DOP_SANITIZE
+  if (!first.empty()) preload = first + ":" + preload;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  if (!f.config.empty()) setenv("DOP_CONFIG", f.config.c_str(), 1);
+  if (!f.memory.empty()) setenv("DOP_MEMORY", f.memory.c_str(), 1);
+  if (f.log) setenv("DOP_LOG", "1", 1);
+  if (!f.devices.cpu.empty()) setenv("DOP_CPU", f.devices.cpu.c_str(), 1);
+  if (!f.devices.gpu.empty()) setenv("DOP_GPU", f.devices.gpu.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : f.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::fflush(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "dop: error: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  std::_Exit(127);
+}
+
+}  // namespace
+
+void add_exec(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "exec", "Run an unmodified OpenCL application with its kernels under dop (LD_PRELOAD of libdop_intercept.so)");
+  auto f = std::make_shared<ExecFlags>();
+  cmd->add_option("--config", f->config,
+                  "CPU,GPU utilisations in [0,1] for every kernel [env DOP_CONFIG; default all cores, whole GPU]");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy [env DOP_MEMORY; default auto]");
+  cmd->add_flag("--log", f->log,
+                "One line per kernel launch on stderr: config, work-groups per device, time, or "
+                "why it fell back [env DOP_LOG=1]");
+  cmd->add_option("--lib", f->lib, "The interposer [env DOP_INTERCEPT_LIB; default ../lib next to dop]");
+  add_device_flags(cmd, f->devices);
+  cmd->add_option("command", f->command, "The application and its arguments (put them after --)")->required();
+  cmd->callback([f] { run_exec(*f); });
+}
+
+}  // namespace dop::cli
