@@ -10,7 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dop/bundle.hpp"
 #include "dop/sweep.hpp"
+#if DOP_ANALYSIS
+#include "dop/transform.hpp"
+#endif
 #include "workloads.hpp"
 
 namespace dop::cli {
@@ -27,6 +31,7 @@ struct SweepFlags {
   std::string platform;
   std::string platform_id;
   std::string features;
+  std::string bundles;
   std::string memory = "auto";
   int repeat = 5;
   int warmup = 1;
@@ -111,6 +116,50 @@ void load_features(const std::string& path, SweepOptions& o) {
   }
 }
 
+// Malleable forms for the sweep: from the bundles of a folder (made by `dop bundle`, maybe on another machine),
+// else, in an analysis build, made on the fly (once per program); a runtime-only build without bundles has none.
+void set_malleable(const SweepFlags& f, SweepOptions& o) {
+  using Form = std::pair<std::string, std::string>;
+  if (!f.bundles.empty()) {
+    if (!std::filesystem::is_directory(f.bundles))
+      throw std::invalid_argument("--bundles '" + f.bundles + "' is not a folder");
+    auto by_kernel = std::make_shared<std::map<std::string, std::pair<std::string, Bundle>>>();
+    for (const auto& e : std::filesystem::directory_iterator(f.bundles)) {
+      if (e.path().extension() != ".json") continue;
+      Bundle b = load_bundle(e.path().string());  // a corrupt bundle stops the sweep before it starts, named
+      const std::string key = std::filesystem::path(b.file).filename().string() + ":" + b.kernel;
+      (*by_kernel)[key] = {e.path().string(), std::move(b)};
+    }
+    std::fprintf(stderr, "sweep: %zu kernel bundles from %s\n", by_kernel->size(), f.bundles.c_str());
+    const std::string dir = f.bundles;
+    o.malleable = [by_kernel, dir](const Workload& w) -> Form {
+      const std::string key =
+          std::filesystem::path(w.spec.kernel_file).filename().string() + ":" + w.spec.kernel_name;
+      const auto it = by_kernel->find(key);
+      if (it == by_kernel->end()) return {"", "no bundle for kernel " + key + " in " + dir};
+      check_bundle_matches(it->second.second, it->second.first, w.source, w.spec.kernel_name, w.spec.build_options);
+      return {it->second.second.malleable_source, it->second.second.malleable_note};
+    };
+    return;
+  }
+#if DOP_ANALYSIS
+  auto cache = std::make_shared<std::map<std::string, Form>>();
+  o.malleable = [cache](const Workload& w) -> Form {
+    const std::string key = w.spec.kernel_name + "\n" + w.spec.build_options + "\n" + w.source;
+    auto it = cache->find(key);
+    if (it == cache->end()) {
+      const auto m = transform::make_malleable(w.source, w.spec.kernel_file, w.spec.kernel_name, w.spec.build_options);
+      it = cache->emplace(key, Form{m.source, m.reason}).first;
+    }
+    return it->second;
+  };
+#else
+  o.malleable = [](const Workload&) -> Form {
+    return {"", "no malleable form (runtime-only build: give --bundles DIR)"};
+  };
+#endif
+}
+
 void run_sweep_cmd(const SweepFlags& f) {
   if (f.out.empty()) throw std::invalid_argument("dop sweep needs --out DATA.csv");
   std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
@@ -156,6 +205,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   if (o.platform_id.empty())
     o.platform_id = (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
   if (!f.features.empty()) load_features(f.features, o);
+  set_malleable(f, o);
   Progress progress;
   std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),
                o.grid.configs().size(), o.out.c_str(), o.platform_id.c_str());
@@ -185,6 +235,8 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy");
+  cmd->add_option("--bundles", f->bundles,
+                  "Folder of kernel bundles (dop bundle) with the malleable GPU forms; an analysis build makes them");
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", f->warmup, "Untimed runs per configuration (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-validate", f->no_validate, "Do not check outputs against the references");

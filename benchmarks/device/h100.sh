@@ -36,11 +36,15 @@ for exp in "$@"; do
         --repeat "${SPLIT_REPEAT:-5}" --out "$OUT/split.json" | tee "$OUT/split.txt"
       ;;
     trial)  # a timed sample of the sweep: synthetic workloads and every real kernel, at the full grid
+      # Malleable GPU forms come from bundles made with Clang beforehand (benchmarks/device/make_bundles.sh).
+      bundles=()
+      [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
       timeout "${TRIAL_TIMEOUT:-500}" $dop sweep --set "${TRIAL_SET:-paper}" --sample "${TRIAL_SAMPLE:-50}" \
-        --scale "${TRIAL_SCALE:-1}" --repeat "${TRIAL_REPEAT:-3}" --platform-id h100-xeon16 \
-        --out "$OUT/trial.csv" 2>&1 | tail -5
+        --scale "${TRIAL_SCALE:-1}" --repeat "${TRIAL_REPEAT:-3}" --warmup "${TRIAL_WARMUP:-1}" \
+        --platform-id h100-xeon16 "${bundles[@]}" --out "$OUT/trial.csv" 2>&1 | tail -4
       timeout "${TRIAL_REAL_TIMEOUT:-300}" $dop sweep --set real --size "${TRIAL_REAL_SIZE:-paper}" \
-        --repeat "${TRIAL_REPEAT:-3}" --platform-id h100-xeon16 --out "$OUT/trial.csv" 2>&1 | tail -5
+        --repeat "${TRIAL_REPEAT:-3}" --warmup "${TRIAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
+        --out "$OUT/trial.csv" 2>&1 | tail -4
       ;;
     *)
       echo "unknown experiment $exp" >&2

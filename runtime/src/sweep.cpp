@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace dop {
 
@@ -262,7 +263,9 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     std::string setup_error;
     std::vector<ArgData> want, initial, args;
     try {
-      exec = std::make_unique<Executor>(s, w.source, devices, o.executor);
+      ExecutorOptions eo = o.executor;
+      if (o.malleable) std::tie(eo.malleable_source, eo.malleable_note) = o.malleable(w);
+      exec = std::make_unique<Executor>(s, w.source, devices, eo);
       initial = make_args(s);  // generated once per workload; writable buffers are restored before every run
       args = initial;
       if (o.validate && !s.reference.empty()) {

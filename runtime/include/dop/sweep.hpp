@@ -30,6 +30,10 @@ struct SweepOptions {
   /// (name, value) pairs (from `dop features --csv`). Every workload must have an entry when this is non-empty.
   std::vector<std::string> feature_names;
   std::map<std::string, std::vector<std::string>> features;
+  /// The malleable GPU form of a workload's kernel: {source, ""}, or {"", why there is none}. Unset: none (the GPU
+  /// runs unthrottled below 8/8 and the rows say so in gpu_throttled). An exception makes the workload's rows
+  /// invalid with its message.
+  std::function<std::pair<std::string, std::string>(const Workload&)> malleable;
 };
 
 /// Progress after each configuration: done and total (configuration runs), the workload now running.
