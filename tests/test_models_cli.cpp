@@ -167,4 +167,42 @@ TEST_CASE("dop train and eval report bad datasets with file, line and column", "
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("missing.csv: cannot be read"));
 }
+
+TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][models]") {
+  const std::string model = data("gbt.json");
+  const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/atax/atax1_small_n500_wg256.json";
+  const std::string source = std::string(DOP_SOURCE_DIR) + "/kernels/atax/atax.cl";
+  const auto sj = parse(read_file(spec));
+  auto r = run_command(dop_binary() + " predict --model " + model + " " + source + " --kernel atax1 --global " +
+                       std::to_string(sj["global"][0].get<size_t>()) + " --local " +
+                       std::to_string(sj["local"][0].get<size_t>()) + " --arg n=500 --json");
+  REQUIRE(r.rc == 0);
+  const auto want = parse(r.out);
+  // Code features from the source (analysis build) ...
+  r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --validate --json");
+  REQUIRE(r.rc == 0);
+  auto j = parse(r.out);
+  CHECK(j["auto"]["cpu_util"] == want["cpu_util"]);
+  CHECK(j["auto"]["gpu_util"] == want["gpu_util"]);
+  CHECK(j["config"]["cpu_util"] == want["cpu_util"]);
+  CHECK(j["config"]["gpu_util"] == want["gpu_util"]);
+  CHECK(j["auto"]["predicted"] == want["predicted"]);
+  CHECK(j["validation"]["ok"] == true);
+  // ... or from a kernel bundle, as on a machine without Clang.
+  r = run_command(dop_binary() + " bundle " + source + " --kernel atax1 --out " + tmp("atax1.bundle.json"));
+  REQUIRE(r.rc == 0);
+  r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --bundle " +
+                  tmp("atax1.bundle.json") + " --json");
+  REQUIRE(r.rc == 0);
+  j = parse(r.out);
+  CHECK(j["auto"]["cpu_util"] == want["cpu_util"]);
+  CHECK(j["auto"]["gpu_util"] == want["gpu_util"]);
+  // Errors: no model; a model of another platform.
+  r = run_command(dop_binary() + " run " + spec + " --auto");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("--auto needs --model"));
+  r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --platform-id h100-xeon16");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("h100-xeon16"));
+}
 #endif

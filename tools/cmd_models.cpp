@@ -7,13 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "code_features.hpp"
 #include "commands.hpp"
 #include "dop/predictor.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
-#endif
-#if DOP_HAVE_FEATURES
-#include "dop/features.hpp"
 #endif
 
 namespace dop::cli {
@@ -70,76 +68,6 @@ struct PredictFlags {
   bool json = false, all = false;
 };
 
-// Code features from `dop features --json` output ({"kernels": [{"kernel", "features": {...}}]}) or a flat object
-// of key -> number | null | expression string.
-pred::CodeFeatures features_from_json(const std::string& path, const std::string& kernel) {
-  const std::string text = read_text(path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(path + ": invalid JSON (byte " + std::to_string(e.byte) + "): " + e.what());
-  }
-  const json* obj = &j;
-  if (j.is_object() && j.contains("kernels")) {
-    const json& ks = j["kernels"];
-    const json* found = nullptr;
-    std::string names;
-    for (const auto& k : ks) {
-      const std::string n = k.value("kernel", "");
-      names += (names.empty() ? "" : ", ") + n;
-      if (kernel.empty() ? ks.size() == 1 : n == kernel) found = &k;
-    }
-    if (!found)
-      throw std::runtime_error(path + ": " +
-                               (kernel.empty() ? "several kernels (" + names + "): choose one with --kernel"
-                                               : "no kernel '" + kernel + "' (it has " + names + ")"));
-    if (!found->contains("features") || !(*found)["features"].is_object())
-      throw std::runtime_error(path + ": kernel has no \"features\" object");
-    obj = &(*found)["features"];
-  }
-  if (!obj->is_object()) throw std::runtime_error(path + ": expected a JSON object of features");
-  pred::CodeFeatures c;
-  for (const auto& [k, v] : obj->items()) {
-    if (v.is_number()) c.values[k] = v.get<double>();
-    else if (v.is_null()) c.values[k] = std::nan("");
-    else if (v.is_string()) c.exprs[k] = v.get<std::string>();
-    else if (v.is_boolean()) c.values[k] = v.get<bool>() ? 1 : 0;
-  }
-  return c;
-}
-
-pred::CodeFeatures features_from_source(const PredictFlags& f) {
-#if DOP_HAVE_FEATURES
-  const std::string src = read_text(f.source);
-  features::Options o;
-  o.kernel = f.kernel;
-  o.build_options = f.build_options;
-  const auto r = features::analyze(src, f.source, o);
-  for (const auto& d : r.diagnostics)
-    if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
-      std::fprintf(stderr, "%s\n", d.str().c_str());
-  const features::KernelFeatures* k = nullptr;
-  std::string names;
-  for (const auto& x : r.kernels) {
-    names += (names.empty() ? "" : ", ") + x.name;
-    if (f.kernel.empty() ? r.kernels.size() == 1 : x.name == f.kernel) k = &x;
-  }
-  if (!k)
-    throw std::runtime_error(f.source + ": " +
-                             (f.kernel.empty() ? "choose a kernel with --kernel (" + names + ")"
-                                               : "no kernel '" + f.kernel + "' (found: " + names + ")"));
-  if (!k->complete) throw std::runtime_error(f.source + ": the analysis of kernel '" + k->name + "' is incomplete");
-  pred::CodeFeatures c;
-  for (const auto& [key, v] : k->values()) c.values[key] = v;
-  c.exprs["global_bytes_per_item_expr"] = k->global_bytes_per_item_expr;
-  return c;
-#else
-  throw std::runtime_error("this dop was built without the features library (analysis tier): give the code "
-                           "features of " + f.source + " with --features F.json (from `dop features --json`)");
-#endif
-}
-
 void run_predict(const PredictFlags& f) {
   if (f.source.empty() == f.features.empty())
     throw std::invalid_argument("dop predict needs either KERNEL.cl or --features F.json");
@@ -159,7 +87,9 @@ void run_predict(const PredictFlags& f) {
       throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
     }
   }
-  const pred::CodeFeatures code = f.features.empty() ? features_from_source(f) : features_from_json(f.features, f.kernel);
+  const pred::CodeFeatures code = f.features.empty()
+                                      ? code_features_from_source(read_text(f.source), f.source, f.kernel, f.build_options)
+                                      : code_features_from_json(read_text(f.features), f.features, f.kernel);
   const auto& m = p.model();
   std::string origin = f.features.empty() ? f.source : f.features;
   pred::Decision d;

@@ -5,9 +5,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "code_features.hpp"
 #include "commands.hpp"
 #include "stats.hpp"
 #include "dop/bundle.hpp"
+#include "dop/predictor.hpp"
 #include "dop/runtime.hpp"
 #if DOP_ANALYSIS
 #include "dop/transform.hpp"
@@ -23,6 +25,9 @@ struct RunFlags {
   std::string memory = "auto";
   std::string malleable;
   std::string bundle;
+  bool auto_config = false;
+  std::string model;
+  std::string platform_id;
   bool validate = false;
   bool json = false;
   int repeat = 1;
@@ -34,10 +39,50 @@ nlohmann::json device_json(const DeviceStats& d) {
           {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
 }
 
+// The model's choice for this launch: code features from the bundle (made with Clang, maybe elsewhere) or from the
+// source (analysis build); the launch shape and integer scalar arguments (for size expressions) from the spec.
+pred::Decision choose(const RunFlags& f, const Spec& spec, const std::string& source, nlohmann::json& info) {
+  pred::PredictorOptions po;
+  po.platform_id = f.platform_id;
+  const pred::Predictor p = pred::Predictor::load(f.model, po);
+  const pred::CodeFeatures code =
+      !f.bundle.empty() ? code_features_from_json(load_bundle(f.bundle).features_json, f.bundle, spec.kernel_name)
+                        : code_features_from_source(source, spec.kernel_file, spec.kernel_name, spec.build_options);
+  auto dims = [](const std::vector<size_t>& v) {
+    std::string t;
+    for (size_t x : v) t += (t.empty() ? "" : ",") + std::to_string(x);
+    return t;
+  };
+  const pred::LaunchShape launch =
+      pred::LaunchShape::parse(dims(spec.global), spec.local.empty() ? dims(spec.global) : dims(spec.local));
+  pred::ArgValues args;
+  for (const ArgSpec& a : spec.args)
+    if (a.kind == ArgKind::scalar && !is_float(a.type)) args[a.name] = static_cast<int64_t>(a.value);
+  pred::Decision d;
+  try {
+    d = p.decide(spec.kernel_file + ":" + spec.kernel_name, code, launch, args);
+  } catch (const pred::ModelError& e) {
+    throw pred::ModelError(f.model + ": " + e.what() + " (kernel '" + spec.kernel_name + "' of " + spec.path + ")");
+  }
+  info = {{"model", f.model},           {"type", p.model().type},
+          {"platform_id", p.model().platform.id}, {"output", p.model().output},
+          {"predicted", d.predicted},   {"cpu_util", d.config.cpu},
+          {"gpu_util", d.config.gpu}};
+  return d;
+}
+
 void run(const RunFlags& f) {
   const Spec spec = load_spec(f.spec);
   const std::string source = read_kernel_source(spec);
-  const Config cfg = parse_config(f.config);
+  nlohmann::json auto_info;
+  Config cfg;
+  if (f.auto_config) {
+    if (f.model.empty()) throw std::invalid_argument("--auto needs --model MODEL.json (dop train)");
+    const pred::Decision d = choose(f, spec, source, auto_info);
+    cfg = Config{d.config.cpu, d.config.gpu};
+  } else {
+    cfg = parse_config(f.config);
+  }
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
@@ -112,8 +157,14 @@ void run(const RunFlags& f) {
                      {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
                                {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms}}}};
     if (f.validate) j["validation"] = validation;
+    if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
   } else {
+    if (f.auto_config)
+      std::printf("auto: %s model %s chose cpu %.3g, gpu %.3g (%s %.4g)\n",
+                  auto_info["type"].get<std::string>().c_str(), f.model.c_str(), cfg.cpu, cfg.gpu,
+                  auto_info["output"].get<std::string>() == "score" ? "ranking score" : "predicted performance",
+                  auto_info["predicted"].get<double>());
     std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu,
                 cfg.gpu, last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
                 memory_mode_name(last.memory));
@@ -149,7 +200,14 @@ void add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a workload spec (docs/spec.md) across CPU and GPU at a configuration");
   auto f = std::make_shared<RunFlags>();
   cmd->add_option("spec", f->spec, "Workload spec (JSON)")->required();
-  cmd->add_option("--config", f->config, "CPU,GPU utilisations in [0,1]; GPU in steps of 1/8 (default 1,1)");
+  auto* config =
+      cmd->add_option("--config", f->config, "CPU,GPU utilisations in [0,1]; GPU in steps of 1/8 (default 1,1)");
+  auto* autoc = cmd->add_flag("--auto", f->auto_config,
+                              "Let a model choose the configuration (--model; code features from --bundle or the "
+                              "source)");
+  autoc->excludes(config);
+  cmd->add_option("--model", f->model, "Model file (dop train) for --auto")->needs(autoc);
+  cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
   auto* bundle = cmd->add_option("--bundle", f->bundle,
