@@ -229,6 +229,29 @@ __kernel void grouped(__global float* y, __global const float* x, float a, int n
   CHECK(r.cpu.work_groups + r.gpu.work_groups == 4);
 }
 
+TEST_CASE("an executor rebound to other sizes of its kernel runs them correctly") {
+  const Spec first = saxpy_spec(1000, 64);
+  ExecutorOptions o;
+  o.memory = MemoryMode::copy;
+  Executor ex(first, kSaxpy, two_devices(), o);
+  for (const auto& [n, local] : std::vector<std::pair<size_t, size_t>>{{1000, 64}, {77777, 32}, {4 * 256, 256}}) {
+    const Spec s = saxpy_spec(n, local);
+    ex.rebind(s);
+    auto want = make_args(s);
+    saxpy_reference(s, want);
+    for (const Config& cfg : {Config{1, 1}, Config{0.5, 0.25}, Config{0, 1}}) {
+      auto args = make_args(s);
+      const auto r = ex.launch(args, cfg);
+      INFO("n " << n << " config " << to_string(cfg));
+      REQUIRE(compare_outputs(s, args, want).ok);
+      CHECK(r.cpu.work_items + r.gpu.work_items == s.global_items());
+    }
+  }
+  Spec other = first;
+  other.kernel_name = "other";
+  CHECK_THROWS_WITH(ex.rebind(other), Catch::Contains("make a new executor"));
+}
+
 TEST_CASE("on a long run both devices take work and chunks adapt") {
   const char* heavy = R"CL(
 __kernel void heavy(__global float* y, int iters) {

@@ -196,11 +196,15 @@ struct Side {
   Side() = default;
   Side(const Side&) = delete;
   Side& operator=(const Side&) = delete;
-  ~Side() {
-    for (auto* m : {&pinned_in, &pinned_out})
+  ~Side() { release_pinned(); }
+  void release_pinned() {
+    for (auto* m : {&pinned_in, &pinned_out}) {
       for (auto& [i, p] : *m)
         if (p.ptr) clEnqueueUnmapMemObject(queue.get(), p.buf.get(), p.ptr, 0, nullptr, nullptr);
+      m->clear();
+    }
     if (queue) clFinish(queue.get());
+    pinned_failed = false;
   }
 
   // Pinned host memory of `bytes` for argument i, or nullptr where the implementation has none to give.
@@ -324,6 +328,33 @@ struct Executor::Impl {
   Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
       : spec(s), source(src), sel(d), opt(std::move(o)) {
     if (!sel.cpu && !sel.gpu) throw std::invalid_argument("no device to run '" + spec.name + "' on");
+    geometry();
+  }
+
+  // Another launch of the same kernel: contexts, sub-devices, programs and queues are kept when the build does not
+  // depend on what changed (range_form_options); buffers sized for the old launch are dropped.
+  void rebind(const Spec& s) {
+    const auto old_split = spec.global.size() - 1;
+    const bool same_build = s.kernel_name == spec.kernel_name && s.build_options == spec.build_options &&
+                            s.global.size() == spec.global.size() &&
+                            range_form_options(s.global, s.global.size() - 1) ==
+                                range_form_options(spec.global, old_split);
+    if (!same_build)
+      throw std::invalid_argument("rebind of '" + spec.name + "' to '" + s.name +
+                                  "': another kernel, build options or work dimension; make a new executor");
+    for (auto* g : {&gpu_plain, &gpu_malleable})
+      if (*g) {
+        (*g)->release_pinned();
+        (*g)->gpu_buffers.clear();
+      }
+    spec = s;
+    local_note.clear();
+    geometry();
+  }
+
+  void geometry() {
+    groups_per_unit = 1;
+    fine = 1;
     local = spec.local;
     if (local.empty()) {  // the kernel does not depend on its work-group size: choose one that divides global
       local.assign(spec.global.size(), 1);
@@ -846,6 +877,11 @@ struct Executor::Impl {
 Executor::Executor(const Spec& spec, const std::string& source, const cl::Selection& devices, ExecutorOptions options)
     : impl_(std::make_unique<Impl>(spec, source, devices, std::move(options))) {}
 Executor::~Executor() = default;
+
+void Executor::rebind(const Spec& spec) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  impl_->rebind(spec);
+}
 
 LaunchResult Executor::launch(std::vector<ArgData>& args, const Config& config) {
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);

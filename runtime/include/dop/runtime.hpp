@@ -90,6 +90,12 @@ class Executor {
   /// work-group slabs) in one chunk, the GPU the rest in one chunk (SKMD-style; used to compare with dynamic).
   LaunchResult launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share);
 
+  /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and work
+  /// dimension; other sizes, work-group sizes and arguments' sizes): contexts, sub-devices, programs and queues are
+  /// kept, so a sweep over the sizes of a kernel builds it once. Throws std::invalid_argument when the build would
+  /// differ (a 3D kernel of another size: its full size is a build constant).
+  void rebind(const Spec& spec);
+
   const Spec& spec() const;
   int cpu_cores_total() const;  ///< 0 without a CPU device
 
