@@ -691,13 +691,16 @@ struct Executor::Impl {
     const unsigned copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
     // Inputs to the GPU, run by its driver thread while the CPU already computes: each piece is copied into pinned
     // memory (by several threads) and its DMA enqueued at once, so the link works while the next piece is copied.
-    auto stage_inputs = [&] {
+    // Staging stops as soon as the work list is empty: the CPU took everything, and the GPU needs no inputs (with
+    // every core computing, the copy threads get little CPU time, and waiting for them would only add latency).
+    auto stage_inputs = [&](WorkList& wl) {
       if (inputs.empty()) return;
       const auto ts = Clock::now();
       const auto pieces = make_pieces(inputs, copy_threads);
       std::vector<cl::Event> events(pieces.size());
       for (const auto& [i, bytes] : inputs) gpu->pinned(gpu->pinned_in, i, bytes);  // allocate before the threads
       for_pieces(pieces.size(), copy_threads, [&](size_t k) {
+        if (wl.remaining() == 0) return;
         const Piece& p = pieces[k];
         const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
         const auto pin = gpu->pinned_in.find(p.arg);  // read-only lookups: allocated before the threads started
@@ -716,6 +719,7 @@ struct Executor::Impl {
       // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
       // it while the CPU, already running, runs out of work and waits.
       for (auto& e : events) {
+        if (!e) continue;  // not staged: nothing was left to run
         cl_event ev = e.get();
         cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
       }
@@ -756,7 +760,7 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          stage_inputs();
+          stage_inputs(wl);
           drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
         } catch (...) {
           gpu_err = std::current_exception();
