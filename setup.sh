@@ -21,7 +21,7 @@ packages=(
   opencl-headers ocl-icd-opencl-dev clinfo pocl-opencl-icd
   nlohmann-json3-dev libcli11-dev
   libclang-15-dev llvm-15-dev clang-15
-  libxgboost-dev libeigen3-dev
+  libxgboost-dev libeigen3-dev zlib1g-dev
   catch2 libbenchmark-dev
 )
 

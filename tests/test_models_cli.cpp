@@ -168,6 +168,17 @@ TEST_CASE("dop train and eval report bad datasets with file, line and column", "
   CHECK_THAT(r.out, Catch::Contains("missing.csv: cannot be read"));
 }
 
+TEST_CASE("dop train reads a gzip-compressed dataset", "[cli][models]") {
+  REQUIRE(run_command("gzip -c " + kData + " > " + tmp("data.csv.gz")).rc == 0);
+  const auto plain = run_command(dop_binary() + " train " + kData + " --model dt --cv 4 --no-loko --json");
+  const auto gz = run_command(dop_binary() + " train " + tmp("data.csv.gz") + " --model dt --cv 4 --no-loko --json");
+  REQUIRE(plain.rc == 0);
+  REQUIRE(gz.rc == 0);
+  auto a = parse(plain.out), b = parse(gz.out);
+  CHECK(a["cv"]["strategies"] == b["cv"]["strategies"]);
+  CHECK(a["dataset"]["rows"] == b["dataset"]["rows"]);
+}
+
 TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][models]") {
   const std::string model = data("gbt.json");
   const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/atax/atax1_small_n500_wg256.json";

@@ -181,4 +181,21 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
   const auto bad = run_command(dop_binary() + " report " + data("saxpy.json"));
   CHECK(bad.rc == 1);
   CHECK_THAT(bad.out, Catch::Contains("no column 'workload'"));
+
+  // A gzip-compressed dataset reads as the plain one: report, merge, read_text_file; a truncated one is refused.
+  REQUIRE(run_command("gzip -c " + out + " > " + out + ".gz").rc == 0);
+  CHECK(dop::read_text_file(out + ".gz") == dop::read_text_file(out));
+  const auto rz = run_command(dop_binary() + " report " + out + ".gz");
+  INFO(rz.out);
+  CHECK(rz.rc == 0);
+  CHECK_THAT(rz.out, Catch::Contains("132 valid rows"));
+  const auto mz = run_command(dop_binary() + " sweep merge " + tmp("mz.csv") + " " + out + ".gz");
+  CHECK(mz.rc == 0);
+  CHECK(read_rows(tmp("mz.csv")).keys.size() == 132);
+  REQUIRE(run_command("head -c 300 " + out + ".gz > " + tmp("cut.csv.gz")).rc == 0);
+  CHECK_THROWS_WITH(dop::read_text_file(tmp("cut.csv.gz")), Catch::Contains("cut.csv.gz: truncated gzip data") ||
+                                                               Catch::Contains("cut.csv.gz: corrupt gzip data"));
+  const auto wz = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out + ".gz");
+  CHECK(wz.rc == 1);
+  CHECK_THAT(wz.out, Catch::Contains("a sweep appends to a plain CSV"));
 }

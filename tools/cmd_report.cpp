@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "commands.hpp"
 #include "stats.hpp"
@@ -29,8 +30,7 @@ struct Row {
 };
 
 std::vector<Row> load(const std::string& path, const std::string& only_set, size_t& invalid) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot be read");
+  std::istringstream f(read_text_file(path));  // plain or gzip-compressed
   std::string line;
   std::vector<std::string> h;
   std::map<std::string, size_t> col;

@@ -2,6 +2,9 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#if DOP_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -106,13 +109,8 @@ struct Dataset {
 
 Dataset read_dataset(const std::string& path, bool repair, bool must_exist) {
   Dataset d;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    if (must_exist) throw std::runtime_error(path + ": cannot be read");
-    return d;
-  }
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  f.close();
+  if (!must_exist && !std::ifstream(path)) return d;
+  std::string all = read_text_file(path);
   if (!all.empty() && all.back() != '\n') {
     const auto last = all.find_last_of('\n');
     all.resize(last == std::string::npos ? 0 : last + 1);
@@ -179,6 +177,41 @@ class Appender {
 
 }  // namespace
 
+std::string read_text_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(path + ": cannot be read");
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (all.size() < 2 || static_cast<unsigned char>(all[0]) != 0x1f || static_cast<unsigned char>(all[1]) != 0x8b)
+    return all;
+#if DOP_HAVE_ZLIB
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) throw std::runtime_error(path + ": cannot start gzip decompression");
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(all.data());
+  z.avail_in = static_cast<uInt>(all.size());
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&z);
+      throw std::runtime_error(path + ": corrupt gzip data (byte " + std::to_string(z.total_in) + ")");
+    }
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+      inflateEnd(&z);
+      throw std::runtime_error(path + ": truncated gzip data");
+    }
+  }
+  inflateEnd(&z);
+  return out;
+#else
+  throw std::runtime_error(path + ": is gzip-compressed, and this dop was built without zlib (install zlib1g-dev)");
+#endif
+}
+
 std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names) {
   std::vector<std::string> c = kHead;
   c.insert(c.end(), feature_names.begin(), feature_names.end());
@@ -201,6 +234,8 @@ std::vector<Workload> shard(std::vector<Workload> w, size_t index, size_t count)
 SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selection& devices, const SweepOptions& o,
                        const SweepProgress& progress) {
   const auto columns = dataset_columns(o.feature_names);
+  if (o.out.size() > 3 && o.out.compare(o.out.size() - 3, 3, ".gz") == 0)
+    throw std::invalid_argument(o.out + ": a sweep appends to a plain CSV (compress it when the sweep is done)");
   const Dataset ex = read_dataset(o.out, true, false);
   const std::set<std::string> done_keys(ex.keys.begin(), ex.keys.end());
   if (!ex.header.empty() && ex.header != columns)

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "dop/sweep.hpp"
 #include "dop/trainer.hpp"
 
 namespace dop::train {
@@ -85,11 +86,19 @@ struct Partial {
   std::vector<uint8_t> valid;
 };
 
+// The file's text (gunzipped when compressed: DATA.csv.gz), or a DatasetError naming it.
+std::string read_text(const std::string& path) {
+  try {
+    return read_text_file(path);
+  } catch (const std::runtime_error& e) {
+    throw DatasetError(e.what());
+  }
+}
+
 }  // namespace
 
 FeatureTable load_feature_table(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw DatasetError(path + ": cannot be read");
+  std::istringstream f(read_text(path));
   FeatureTable t;
   std::vector<std::string> header;
   std::map<std::string, size_t> first_line;
@@ -140,9 +149,7 @@ pred::CodeFeatures Workload::code_features(const std::vector<std::string>& code_
 }
 
 Dataset load_dataset(const std::string& path, const LoadOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw DatasetError(path + ": cannot be read");
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string all = read_text(path);
   Dataset d;
   d.path = path;
 

@@ -47,6 +47,10 @@ struct SweepSummary {
   double setup_s = 0, timed_s = 0, launch_overhead_s = 0, reset_s = 0, validate_s = 0, write_s = 0, wall_s = 0;
 };
 
+/// A text file's contents, gunzipped when it is gzip-compressed (datasets may be stored as DATA.csv.gz). Throws
+/// std::runtime_error naming the file: unreadable, corrupt gzip, or gzip in a build without zlib.
+std::string read_text_file(const std::string& path);
+
 /// The dataset's column names, in order, for a given feature list.
 std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names);
 
