@@ -693,14 +693,36 @@ struct Executor::Impl {
     // memory (by several threads) and its DMA enqueued at once, so the link works while the next piece is copied.
     // Staging stops as soon as the work list is empty: the CPU took everything, and the GPU needs no inputs (with
     // every core computing, the copy threads get little CPU time, and waiting for them would only add latency).
-    auto stage_inputs = [&](WorkList& wl) {
-      if (inputs.empty()) return;
+    // Under dynamic distribution the GPU also gives up when, at the CPU's measured rate, the CPU would finish what
+    // is left before the rest of the inputs would be staged at the rate seen so far: the copies would only take
+    // memory bandwidth from the CPU. Returns false when the GPU gave up.
+    auto stage_inputs = [&](WorkList& wl, Rates& rates, bool may_give_up) -> bool {
+      if (inputs.empty()) return true;
       const auto ts = Clock::now();
       const auto pieces = make_pieces(inputs, copy_threads);
       std::vector<cl::Event> events(pieces.size());
-      for (const auto& [i, bytes] : inputs) gpu->pinned(gpu->pinned_in, i, bytes);  // allocate before the threads
+      size_t total_bytes = 0;
+      for (const auto& [i, bytes] : inputs) {
+        gpu->pinned(gpu->pinned_in, i, bytes);  // allocate before the threads
+        total_bytes += bytes;
+      }
+      std::atomic<size_t> staged{0};
+      std::atomic<bool> gave_up{false};
       for_pieces(pieces.size(), copy_threads, [&](size_t k) {
-        if (wl.remaining() == 0) return;
+        const size_t left = wl.remaining();
+        if (left == 0 || gave_up) return;
+        if (may_give_up && cpu && staged > 0) {
+          double cpu_rate;
+          {
+            std::lock_guard<std::mutex> l(rates.m);
+            cpu_rate = rates.cpu;
+          }
+          const double staging_left_ms = double(total_bytes - staged) * ms_since(ts) / double(staged);
+          if (cpu_rate > 0 && double(left) / cpu_rate < staging_left_ms) {
+            gave_up = true;
+            return;
+          }
+        }
         const Piece& p = pieces[k];
         const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
         const auto pin = gpu->pinned_in.find(p.arg);  // read-only lookups: allocated before the threads started
@@ -714,6 +736,7 @@ struct Executor::Impl {
                                        nullptr, &ev),
                   "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
         events[k] = cl::Event(ev);
+        staged += p.bytes;
       });
       cl::check(clFlush(gpu->queue.get()), "clFlush");
       // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
@@ -724,6 +747,7 @@ struct Executor::Impl {
         cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
       }
       res.h2d_ms = ms_since(ts);
+      return !gave_up;
     };
     if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
     if (gpu) set_args(*gpu, args, gpu_mems, 8, res.gpu_alloc);
@@ -760,8 +784,12 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          stage_inputs(wl);
-          drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
+          if (stage_inputs(wl, rates, static_share < 0)) {
+            drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
+          } else {
+            std::lock_guard<std::mutex> l(rates.m);
+            rates.gpu_active = false;  // the CPU takes the rest, without the cap for an unknown partner
+          }
         } catch (...) {
           gpu_err = std::current_exception();
           std::lock_guard<std::mutex> l(rates.m);
