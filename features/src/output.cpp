@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "dop/features.hpp"
+#include "dop/predictor.hpp"
 
 namespace dop::features {
 
@@ -100,113 +101,6 @@ std::string csv_field(const std::string& s) {
   }
   return out + "\"";
 }
-
-/// Recursive-descent evaluator for "N*M + 2*(K - 1)/4".
-class ExprParser {
- public:
-  ExprParser(const std::string& s, const std::map<std::string, int64_t>& v) : s_(s), v_(v) {}
-  int64_t parse() {
-    const int64_t r = sum();
-    skip();
-    if (pos_ != s_.size()) fail("unexpected '" + std::string(1, s_[pos_]) + "'");
-    return r;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::invalid_argument("expression '" + s_ + "': " + what);
-  }
-  void skip() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-  }
-  static int64_t checked(__int128 r) {
-    if (r > std::numeric_limits<int64_t>::max() || r < std::numeric_limits<int64_t>::min())
-      throw std::invalid_argument("expression overflows 64 bits");
-    return int64_t(r);
-  }
-  int64_t sum() {
-    int64_t r = product();
-    for (;;) {
-      skip();
-      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) {
-        const char op = s_[pos_++];
-        const int64_t b = product();
-        r = checked(op == '+' ? __int128(r) + b : __int128(r) - b);
-      } else {
-        return r;
-      }
-    }
-  }
-  int64_t product() {
-    int64_t r = unary();
-    for (;;) {
-      skip();
-      if (pos_ < s_.size() && (s_[pos_] == '*' || s_[pos_] == '/')) {
-        const char op = s_[pos_++];
-        const int64_t b = unary();
-        if (op == '*') {
-          r = checked(__int128(r) * b);
-        } else {
-          if (b == 0) fail("division by zero");
-          r = checked(__int128(r) / b);
-        }
-      } else {
-        return r;
-      }
-    }
-  }
-  int64_t unary() {
-    skip();
-    if (pos_ < s_.size() && s_[pos_] == '-') {
-      ++pos_;
-      return checked(-__int128(unary()));
-    }
-    if (pos_ < s_.size() && s_[pos_] == '+') {
-      ++pos_;
-      return unary();
-    }
-    return primary();
-  }
-  int64_t primary() {
-    skip();
-    if (pos_ >= s_.size()) fail("unexpected end");
-    const char c = s_[pos_];
-    if (c == '(') {
-      ++pos_;
-      if (++depth_ > 200) fail("nested too deeply");
-      const int64_t r = sum();
-      --depth_;
-      skip();
-      if (pos_ >= s_.size() || s_[pos_] != ')') fail("missing ')'");
-      ++pos_;
-      return r;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      __int128 r = 0;
-      while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
-        r = r * 10 + (s_[pos_++] - '0');
-        if (r > std::numeric_limits<int64_t>::max()) fail("number too large");
-      }
-      return int64_t(r);
-    }
-    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
-      const size_t start = pos_;
-      while (pos_ < s_.size() &&
-             (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.'))
-        ++pos_;
-      const std::string name = s_.substr(start, pos_ - start);
-      auto it = v_.find(name);
-      if (it == v_.end()) fail("no value for '" + name + "'");
-      return it->second;
-    }
-    fail("unexpected '" + std::string(1, c) + "'");
-  }
-
-  const std::string& s_;
-  const std::map<std::string, int64_t>& v_;
-  size_t pos_ = 0;
-  int depth_ = 0;
-};
 
 }  // namespace
 
@@ -325,7 +219,7 @@ std::string to_csv_row(const KernelFeatures& k) {
 }
 
 int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values) {
-  return ExprParser(expr, values).parse();
+  return pred::evaluate_expr(expr, values);
 }
 
 }  // namespace dop::features

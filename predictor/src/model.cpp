@@ -294,7 +294,9 @@ class ExprParser {
     const char c = s_[i_];
     if (c == '(') {
       ++i_;
+      if (++depth_ > 200) fail("nested too deeply");
       const int64_t r = sum();
+      --depth_;
       skip();
       if (i_ >= s_.size() || s_[i_] != ')') fail("missing ')'");
       ++i_;
@@ -310,7 +312,9 @@ class ExprParser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       const size_t b = i_;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) ++i_;
+      while (i_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.'))  // s.n: members
+        ++i_;
       const std::string name = s_.substr(b, i_ - b);
       const auto it = v_.find(name);
       if (it == v_.end()) throw std::invalid_argument("expression '" + s_ + "': unknown name '" + name + "'");
@@ -321,6 +325,7 @@ class ExprParser {
   const std::string& s_;
   const std::map<std::string, int64_t>& v_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 }  // namespace
 

@@ -507,7 +507,7 @@ struct Executor::Impl {
   void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
              Clock::time_point t0, DeviceStats& st, bool static_chunks) {
     struct InFlight {
-      cl::Event first, last;  // a chunk's first and last enqueue (pieces, see chunk_pieces)
+      cl::Event first, last;  // a chunk's first (only when it has several pieces, see chunk_pieces) and last enqueue
       size_t n;
     };
     std::deque<InFlight> inflight;
@@ -552,11 +552,12 @@ struct Executor::Impl {
         const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
         if (b == e) break;
         InFlight f{{}, {}, e - b};
-        for (const auto& [pb, pe, whole] : chunk_pieces(b, e, is_cpu)) {
+        const auto pieces = chunk_pieces(b, e, is_cpu);
+        for (const auto& [pb, pe, whole] : pieces) {
           chunk_geometry(pb, pe, whole, offset, global, chunk_local);
           // The queue is in order: on the GPU in copy mode the first chunk runs after the input copies.
           cl::Event ev = cl::enqueue_ndrange(s.queue, s.kernel, global, chunk_local, offset);
-          if (!f.first) f.first = ev;
+          if (pieces.size() > 1 && !f.first) f.first = ev;
           f.last = std::move(ev);
           st.work_groups += (pe - pb) * groups_per_unit / (whole ? fine : 1);
           st.work_items += (pe - pb) * cpu_local[split_dim] * (spec.global_items() / spec.global[split_dim]);
@@ -586,8 +587,9 @@ struct Executor::Impl {
       }
       set_parked(false);
       const auto t = cl::event_times(inflight.front().last);
-      const auto t_first = cl::event_times(inflight.front().first);
-      const double run = double(t.end - std::min(t.start, t_first.start)) * 1e-6;
+      const cl_ulong start =
+          inflight.front().first ? std::min(t.start, cl::event_times(inflight.front().first).start) : t.start;
+      const double run = double(t.end - start) * 1e-6;
       const double kms = std::max(run, 1e-3);
       st.busy_ms += run;
       const double r = double(inflight.front().n) / kms;

@@ -15,35 +15,6 @@ namespace dop::train {
 
 namespace {
 
-// RFC 4180 fields of one line (the format dop sweep writes).
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -109,7 +80,7 @@ FeatureTable load_feature_table(const std::string& path) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    const auto fields = split(line);
+    const auto fields = csv_split(line);  // the sweep's own CSV reader
     if (header.empty()) {
       header = fields;
       const auto ik = std::find(header.begin(), header.end(), "kernel");
@@ -187,7 +158,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    const auto fields = split(line);
+    const auto fields = csv_split(line);  // the sweep's own CSV reader
     if (header.empty()) {
       header = fields;
       i_platform = col("platform_id");

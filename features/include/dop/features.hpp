@@ -158,6 +158,7 @@ std::string to_csv_row(const KernelFeatures& kernel);
 
 /// Evaluates an integer expression of TripCount::expr / global_bytes_per_item_expr syntax (integers, names,
 /// + - * / with C integer division, parentheses). Throws std::invalid_argument for a syntax error or an unknown name.
+/// The predictor's evaluator (dop::pred::evaluate_expr): one grammar for analysis and launch.
 int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values);
 
 }  // namespace dop::features

@@ -154,9 +154,10 @@ struct CodeFeatures {
 /// Kernel scalar argument values by name, for the symbols of code-feature expressions.
 using ArgValues = std::map<std::string, int64_t>;
 
-/// Evaluates an integer expression of `dop features` syntax: integers, names, + - * / (C integer division),
-/// unary minus, parentheses. Names are looked up in `values`; throws std::invalid_argument for a syntax error, an
-/// unknown name or a division by zero.
+/// Evaluates an integer expression of `dop features` syntax: integers, names (`s.n` for members), + - * / (C
+/// integer division), unary minus, parentheses (nested at most 200 deep). Names are looked up in `values`; throws
+/// std::invalid_argument for a syntax error, an unknown name, a division by zero or an overflow. The one evaluator
+/// of these expressions: dop features uses it too, so that a size means the same in analysis and at launch.
 int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values);
 
 /// The symbols a launch defines for expressions: global_size_0..2, local_size_0..2, num_groups_0..2,
