@@ -102,7 +102,7 @@ void add_exec(CLI::App& app) {
   auto f = std::make_shared<ExecFlags>();
   cmd->add_option("--config", f->config,
                   "CPU,GPU utilisations in [0,1] for every kernel [env DOP_CONFIG; default all cores, whole GPU]");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy [env DOP_MEMORY; default auto]");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident [env DOP_MEMORY; default auto]");
   cmd->add_flag("--log", f->log,
                 "One line per kernel launch on stderr: config, work-groups per device, time, or "
                 "why it fell back [env DOP_LOG=1]");

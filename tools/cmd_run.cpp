@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "code_features.hpp"
@@ -39,63 +40,41 @@ nlohmann::json device_json(const DeviceStats& d) {
           {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
 }
 
-// The model's choice for this launch: code features from the bundle (made with Clang, maybe elsewhere) or from the
-// source (analysis build); the launch shape and integer scalar arguments (for size expressions) from the spec.
-pred::Decision choose(const RunFlags& f, const Spec& spec, const std::string& source, nlohmann::json& info) {
-  pred::PredictorOptions po;
-  po.platform_id = f.platform_id;
-  const pred::Predictor p = pred::Predictor::load(f.model, po);
-  const pred::CodeFeatures code =
-      !f.bundle.empty() ? code_features_from_json(load_bundle(f.bundle).features_json, f.bundle, spec.kernel_name)
-                        : code_features_from_source(source, spec.kernel_file, spec.kernel_name, spec.build_options);
-  auto dims = [](const std::vector<size_t>& v) {
-    std::string t;
-    for (size_t x : v) t += (t.empty() ? "" : ",") + std::to_string(x);
-    return t;
-  };
-  const pred::LaunchShape launch =
-      pred::LaunchShape::parse(dims(spec.global), spec.local.empty() ? dims(spec.global) : dims(spec.local));
-  pred::ArgValues args;
-  for (const ArgSpec& a : spec.args)
-    if (a.kind == ArgKind::scalar && !is_float(a.type)) args[a.name] = static_cast<int64_t>(a.value);
-  pred::Decision d;
-  try {
-    d = p.decide(spec.kernel_file + ":" + spec.kernel_name, code, launch, args);
-  } catch (const pred::ModelError& e) {
-    throw pred::ModelError(f.model + ": " + e.what() + " (kernel '" + spec.kernel_name + "' of " + spec.path + ")");
-  }
-  info = {{"model", f.model},           {"type", p.model().type},
-          {"platform_id", p.model().platform.id}, {"output", p.model().output},
-          {"predicted", d.predicted},   {"cpu_util", d.config.cpu},
-          {"gpu_util", d.config.gpu}};
-  return d;
-}
-
 void run(const RunFlags& f) {
   const Spec spec = load_spec(f.spec);
   const std::string source = read_kernel_source(spec);
-  nlohmann::json auto_info;
-  Config cfg;
-  if (f.auto_config) {
-    if (f.model.empty()) throw std::invalid_argument("--auto needs --model MODEL.json (dop train)");
-    const pred::Decision d = choose(f, spec, source, auto_info);
-    cfg = Config{d.config.cpu, d.config.gpu};
-  } else {
-    cfg = parse_config(f.config);
-  }
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
+  // The kernel's static features (code features for --auto, the memory footprint for copies): from the bundle, or
+  // in an analysis build from the source.
+  std::string features_json, features_origin = f.bundle;
+  std::optional<Bundle> bundle;
+  if (!f.bundle.empty()) {
+    bundle = load_bundle(f.bundle);  // made by `dop bundle` (maybe on another machine)
+    check_bundle_matches(*bundle, f.bundle, source, spec.kernel_name, spec.build_options);
+    features_json = bundle->features_json;
+  } else if (f.auto_config || opt.memory != MemoryMode::zero_copy) {
+#if DOP_HAVE_FEATURES
+    try {
+      features_json = kernel_features_json(source, spec.kernel_file, spec.kernel_name, spec.build_options);
+      features_origin = spec.kernel_file;
+    } catch (const std::exception&) {
+      if (f.auto_config) throw;  // without --auto the copies just stay whole
+    }
+#else
+    if (f.auto_config) code_features_from_source(source, spec.kernel_file, spec.kernel_name, spec.build_options);
+#endif
+  }
+  if (!features_json.empty() && features_json != "null")
+    opt.footprint = parse_footprint(features_json, features_origin);
   if (!f.malleable.empty()) {
     Spec m = spec;
     m.kernel_file = f.malleable;
     opt.malleable_source = read_kernel_source(m);
-  } else if (!f.bundle.empty()) {
-    // A bundle made by `dop bundle` (maybe on another machine): its malleable form, or the note why there is none.
-    const Bundle b = load_bundle(f.bundle);
-    check_bundle_matches(b, f.bundle, source, spec.kernel_name, spec.build_options);
-    opt.malleable_source = b.malleable_source;
-    opt.malleable_note = b.malleable_note;
+  } else if (bundle) {
+    opt.malleable_source = bundle->malleable_source;
+    opt.malleable_note = bundle->malleable_note;
   } else {
 #if DOP_ANALYSIS
     // Analysis build: make the malleable form on the fly, so that throttled configurations really throttle.
@@ -106,11 +85,40 @@ void run(const RunFlags& f) {
     opt.malleable_note = "no malleable form (runtime-only build: give one with --bundle or --malleable)";
 #endif
   }
+  if (f.auto_config) {
+    if (f.model.empty()) throw std::invalid_argument("--auto needs --model MODEL.json (dop train)");
+    pred::PredictorOptions po;
+    po.platform_id = f.platform_id;
+    AutoModel m;
+    m.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(f.model, po));
+    m.code = code_features_from_json(features_json, features_origin, spec.kernel_name);
+    opt.model = std::move(m);
+  }
   Executor ex(spec, source, sel, opt);
 
-  std::vector<LaunchResult> results;
   const std::vector<ArgData> initial = make_args(spec);
   std::vector<ArgData> args = initial;
+  // The model decides with the launch shape the executor runs (its own local size where the spec leaves it open).
+  nlohmann::json auto_info;
+  Config cfg;
+  if (f.auto_config) {
+    pred::Decision d;
+    try {
+      d = ex.decide(args);
+    } catch (const pred::ModelError& e) {
+      throw pred::ModelError(f.model + ": " + e.what());
+    }
+    cfg = Config{d.config.cpu, d.config.gpu};
+    const auto& model = opt.model->predictor->model();
+    auto local = ex.local_size();
+    auto_info = {{"model", f.model},  {"type", model.type},        {"platform_id", model.platform.id},
+                 {"output", model.output}, {"predicted", d.predicted}, {"cpu_util", d.config.cpu},
+                 {"gpu_util", d.config.gpu}, {"local_size", local}};
+  } else {
+    cfg = parse_config(f.config);
+  }
+
+  std::vector<LaunchResult> results;
   for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
     reset_writable(args, initial);
     auto r = ex.launch(args, cfg);
@@ -155,7 +163,8 @@ void run(const RunFlags& f) {
                                   {"max", *std::max_element(totals.begin(), totals.end())},
                                   {"all", totals}}},
                      {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
-                               {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms}}}};
+                               {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms},
+                               {"h2d_bytes", last.h2d_bytes}, {"d2h_bytes", last.d2h_bytes}}}};
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
@@ -177,7 +186,8 @@ void run(const RunFlags& f) {
         std::printf("  %-12s %8zu work-groups in %4zu chunks, busy %.3f ms, done at %.3f ms\n", d->device.c_str(),
                     d->work_groups, d->chunks, d->busy_ms, d->finish_ms);
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
-      std::printf("  copies: h2d %.3f ms, d2h %.3f ms, merge %.3f ms\n", last.h2d_ms, last.d2h_ms, last.merge_ms);
+      std::printf("  copies: h2d %.3f ms (%.1f MB), d2h %.3f ms (%.1f MB), merge %.3f ms\n", last.h2d_ms,
+                  double(last.h2d_bytes) / 1e6, last.d2h_ms, double(last.d2h_bytes) / 1e6, last.merge_ms);
     if (f.validate) {
       std::printf("  validation against a plain run on %s: %s", validation["against"].get<std::string>().c_str(),
                   validation["ok"].get<bool>() ? "ok" : "MISMATCH");
@@ -208,7 +218,7 @@ void add_run(CLI::App& app) {
   autoc->excludes(config);
   cmd->add_option("--model", f->model, "Model file (dop train) for --auto")->needs(autoc);
   cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy (default auto)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
   auto* bundle = cmd->add_option("--bundle", f->bundle,
                                  "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");

@@ -5,14 +5,15 @@
 #include <string>
 
 #include "dop/predictor.hpp"
+#include "dop/runtime.hpp"
 
 namespace dop::cli {
 
-/// From JSON text: `dop features --json` output ({"kernels": [{"kernel", "features": {...}}]}, choosing `kernel`),
-/// one kernel's object ({"kernel", "features": {...}}), or a flat object of key -> number | null | expression.
-/// `origin` names the file in errors.
-pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
-                                           const std::string& kernel);
+using dop::code_features_from_json;  // dop/runtime.hpp
+/// One kernel's features as JSON (a bundle's features_json: code features and memory footprint), from the source by
+/// the features library; throws naming the file when this build has none (runtime tier) or the analysis failed.
+std::string kernel_features_json(const std::string& source, const std::string& file, const std::string& kernel,
+                                 const std::string& build_options);
 /// From the source, by the features library; throws naming the file when this build has none (runtime tier).
 pred::CodeFeatures code_features_from_source(const std::string& source, const std::string& file,
                                              const std::string& kernel, const std::string& build_options);

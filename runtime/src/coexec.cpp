@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -66,7 +67,8 @@ MemoryMode parse_memory_mode(const std::string& s) {
   if (s == "auto") return MemoryMode::automatic;
   if (s == "zero-copy") return MemoryMode::zero_copy;
   if (s == "copy") return MemoryMode::copy;
-  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy or copy");
+  if (s == "resident") return MemoryMode::resident;
+  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy, copy or resident");
 }
 
 const char* memory_mode_name(MemoryMode m) {
@@ -75,6 +77,8 @@ const char* memory_mode_name(MemoryMode m) {
       return "zero-copy";
     case MemoryMode::copy:
       return "copy";
+    case MemoryMode::resident:
+      return "resident";
     default:
       return "auto";
   }
@@ -231,18 +235,19 @@ struct Side {
   }
 };
 
-// A copy split into pieces, so that DMA of one piece overlaps the host-side copy of the next.
+// A copy split into pieces, so that DMA of one piece overlaps the host-side copy of the next. Also a segment of a
+// buffer to copy (bytes [offset, offset + bytes) of argument arg).
 struct Piece {
   size_t arg, offset, bytes;
 };
-std::vector<Piece> make_pieces(const std::vector<std::pair<size_t, size_t>>& arg_bytes, unsigned threads) {
+std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned threads) {
   size_t total = 0;
-  for (const auto& [i, b] : arg_bytes) total += b;
+  for (const auto& g : segments) total += g.bytes;
   constexpr size_t kPage = 4096, kMin = size_t(1) << 20, kMax = size_t(16) << 20;
   const size_t piece = std::clamp(total / (size_t(threads) * 4 + 1), kMin, kMax) / kPage * kPage;
   std::vector<Piece> out;
-  for (const auto& [i, b] : arg_bytes)
-    for (size_t off = 0; off < b; off += piece) out.push_back({i, off, std::min(piece, b - off)});
+  for (const auto& g : segments)
+    for (size_t off = 0; off < g.bytes; off += piece) out.push_back({g.arg, g.offset + off, std::min(piece, g.bytes - off)});
   return out;
 }
 
@@ -291,6 +296,10 @@ class WorkList {
   size_t remaining() {
     std::lock_guard<std::mutex> l(m_);
     return back_ - front_;
+  }
+  size_t front() {
+    std::lock_guard<std::mutex> l(m_);
+    return front_;
   }
 
  private:
@@ -503,11 +512,14 @@ struct Executor::Impl {
     }
   }
 
-  // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats.
+  // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats. `before`, when
+  // given, enqueues what a chunk of units [b, e) needs first (its input slices) and returns the first such event:
+  // the chunk's measured time then includes its copies.
   void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
-             Clock::time_point t0, DeviceStats& st, bool static_chunks) {
+             Clock::time_point t0, DeviceStats& st, bool static_chunks,
+             const std::function<cl::Event(size_t, size_t)>& before = {}) {
     struct InFlight {
-      cl::Event first, last;  // a chunk's first (only when it has several pieces, see chunk_pieces) and last enqueue
+      cl::Event first, last;  // a chunk's first enqueue (copy or kernel; only when it has several) and last one
       size_t n;
     };
     std::deque<InFlight> inflight;
@@ -552,6 +564,7 @@ struct Executor::Impl {
         const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
         if (b == e) break;
         InFlight f{{}, {}, e - b};
+        if (before) f.first = before(b, e);
         const auto pieces = chunk_pieces(b, e, is_cpu);
         for (const auto& [pb, pe, whole] : pieces) {
           chunk_geometry(pb, pe, whole, offset, global, chunk_local);
@@ -649,6 +662,34 @@ struct Executor::Impl {
     if (mode == MemoryMode::automatic)
       mode = (!gpu || sel.gpu->host_unified_memory) ? MemoryMode::zero_copy : MemoryMode::copy;
     res.memory = mode;
+    const bool resident = mode == MemoryMode::resident;
+    const size_t unit_items = cpu_local[split_dim];
+    // Copy mode with a footprint: buffers whose every access is bounded go to the GPU slice by slice, as its chunks
+    // need them, and come back only where it may have written.
+    std::vector<char> sliced(spec.args.size(), 0);
+    if (gpu && mode == MemoryMode::copy && !opt.footprint.empty()) {
+      const auto whole = footprint_ranges(opt.footprint, spec, args, local, 0, units * unit_items);
+      for (size_t i = 0; i < spec.args.size(); ++i) sliced[i] = whole[i].read && whole[i].write;
+    }
+    if (gpu && mode != MemoryMode::zero_copy) {
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        const ArgSpec& a = spec.args[i];
+        if (a.kind != ArgKind::buffer) continue;
+        auto& b = gpu->gpu_buffers[i];
+        if (!b) b = cl::create_buffer(gpu->ctx, a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE,
+                                      a.bytes());
+        if (opt.poison_gpu_buffers) {
+          const cl_uchar garbage = 0xA5;
+          cl::check(clEnqueueFillBuffer(gpu->queue.get(), b.get(), &garbage, 1, 0, a.bytes(), 0, nullptr, nullptr),
+                    "clEnqueueFillBuffer", "argument '" + a.name + "'");
+        }
+        if (resident)  // resident data: on the GPU before the timed region
+          cl::check(clEnqueueWriteBuffer(gpu->queue.get(), b.get(), CL_FALSE, 0, a.bytes(), args[i].data(), 0,
+                                         nullptr, nullptr),
+                    "clEnqueueWriteBuffer", "argument '" + a.name + "'");
+      }
+      cl::finish(gpu->queue);
+    }
 
     const auto t0 = Clock::now();
     // Host-side buffers: CPU (and zero-copy GPU) use the host memory in place.
@@ -656,7 +697,7 @@ struct Executor::Impl {
     std::vector<cl_mem> cpu_mems(spec.args.size(), nullptr), gpu_mems(spec.args.size(), nullptr);
     // Copy mode: what goes to the GPU (argument, bytes), and the initial contents of what it may write (for the
     // merge; the staged input copy where the memory is pinned, else a copy of its own).
-    std::vector<std::pair<size_t, size_t>> inputs;
+    std::vector<Piece> inputs;
     std::vector<const unsigned char*> initial(spec.args.size(), nullptr);
     std::vector<std::vector<uint64_t>> snapshot(spec.args.size());
     const bool both_sides = cpu && gpu;
@@ -672,12 +713,10 @@ struct Executor::Impl {
         gpu_host_bufs[i] = cl::create_buffer(gpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), args[i].data());
         gpu_mems[i] = gpu_host_bufs[i].get();
       } else if (gpu) {
-        auto& b = gpu->gpu_buffers[i];
-        if (!b) b = cl::create_buffer(gpu->ctx, acc, a.bytes());
-        gpu_mems[i] = b.get();
-        inputs.emplace_back(i, a.bytes());
+        gpu_mems[i] = gpu->gpu_buffers.at(i).get();
+        if (!resident && !sliced[i]) inputs.push_back({i, 0, a.bytes()});
         if (a.access != Access::read && both_sides) {
-          if (unsigned char* p = gpu->pinned(gpu->pinned_in, i, a.bytes())) {
+          if (unsigned char* p = resident ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
             initial[i] = p;
           } else {
             snapshot[i].assign(args[i].storage.begin(), args[i].storage.end());
@@ -704,9 +743,9 @@ struct Executor::Impl {
       const auto pieces = make_pieces(inputs, copy_threads);
       std::vector<cl::Event> events(pieces.size());
       size_t total_bytes = 0;
-      for (const auto& [i, bytes] : inputs) {
-        gpu->pinned(gpu->pinned_in, i, bytes);  // allocate before the threads
-        total_bytes += bytes;
+      for (const auto& g : inputs) {
+        gpu->pinned(gpu->pinned_in, g.arg, g.bytes);  // allocate before the threads
+        total_bytes += g.bytes;
       }
       std::atomic<size_t> staged{0};
       std::atomic<bool> gave_up{false};
@@ -748,9 +787,59 @@ struct Executor::Impl {
         cl_event ev = e.get();
         cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + gpu->id);
       }
-      res.h2d_ms = ms_since(ts);
+      res.h2d_ms += ms_since(ts);
+      res.h2d_bytes += staged;
       return !gave_up;
     };
+    // Sliced buffers reach the GPU chunk by chunk: before a chunk of units [b, e) is enqueued, the bytes it may read
+    // or write that the GPU does not have yet are staged (through pinned memory, by the idle cores) and their DMA
+    // enqueued ahead of the kernel. The GPU claims from the back of the work list, so what it has stays one range.
+    std::vector<ByteRange> staged(spec.args.size());
+    std::function<cl::Event(size_t, size_t)> stage_chunk;
+    if (std::find(sliced.begin(), sliced.end(), 1) != sliced.end())
+      stage_chunk = [&](size_t b, size_t e) {
+        const auto need = footprint_ranges(opt.footprint, spec, args, local, b * unit_items, e * unit_items);
+        std::vector<Piece> segments;
+        for (size_t i = 0; i < spec.args.size(); ++i) {
+          if (!sliced[i]) continue;
+          ByteRange n = need[i].read.value_or(ByteRange{}), w = need[i].write.value_or(ByteRange{});
+          if (n.empty()) n = w;
+          else if (!w.empty()) n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+          if (n.empty()) continue;
+          ByteRange& have = staged[i];
+          if (have.empty()) {
+            segments.push_back({i, size_t(n.lo), size_t(n.hi - n.lo)});
+            have = n;
+            continue;
+          }
+          if (n.lo < have.lo) segments.push_back({i, size_t(n.lo), size_t(have.lo - n.lo)});
+          if (n.hi > have.hi) segments.push_back({i, size_t(have.hi), size_t(n.hi - have.hi)});
+          have = {std::min(have.lo, n.lo), std::max(have.hi, n.hi)};
+        }
+        if (segments.empty()) return cl::Event{};
+        const auto ts = Clock::now();
+        const auto pieces = make_pieces(segments, copy_threads);
+        for (const auto& g : segments) gpu->pinned(gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
+        std::vector<cl::Event> events(pieces.size());
+        for_pieces(pieces.size(), copy_threads, [&](size_t k) {
+          const Piece& p = pieces[k];
+          const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
+          const auto pin = gpu->pinned_in.find(p.arg);
+          if (pin != gpu->pinned_in.end()) {
+            unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
+            std::memcpy(dst, src, p.bytes);
+            src = dst;
+          }
+          cl_event ev = nullptr;
+          cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0,
+                                         nullptr, &ev),
+                    "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
+          events[k] = cl::Event(ev);
+        });
+        for (const auto& g : segments) res.h2d_bytes += g.bytes;
+        res.h2d_ms += ms_since(ts);
+        return std::move(events.front());
+      };
     if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
     if (gpu) set_args(*gpu, args, gpu_mems, 8, res.gpu_alloc);
 
@@ -787,7 +876,7 @@ struct Executor::Impl {
       gpu_thread = std::thread([&] {
         try {
           if (stage_inputs(wl, rates, static_share < 0)) {
-            drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0);
+            drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0, stage_chunk);
           } else {
             std::lock_guard<std::mutex> l(rates.m);
             rates.gpu_active = false;  // the CPU takes the rest, without the cap for an unknown partner
@@ -833,20 +922,45 @@ struct Executor::Impl {
     // The GPU's writes come back only if it ran anything; they are merged only if the CPU ran something too
     // (otherwise the GPU's copy is the whole result). Reads go into pinned memory piece by piece; every core is
     // free by now, so several threads copy (or merge) each piece into host memory as soon as it has arrived.
-    if (gpu && mode == MemoryMode::copy && res.gpu.work_groups > 0) {
+    // Resident data: the timed region ends here, with every result where its device computed it.
+    if (resident) res.total_ms = ms_since(t0);
+    if (gpu && mode != MemoryMode::zero_copy && res.gpu.work_groups > 0) {
       const auto ts = Clock::now();
       const bool both = cpu && res.cpu.work_groups > 0;
-      std::vector<std::pair<size_t, size_t>> outputs;
-      for (size_t i = 0; i < spec.args.size(); ++i)
-        if (spec.args[i].kind == ArgKind::buffer && spec.args[i].access != Access::read)
-          outputs.emplace_back(i, spec.args[i].bytes());
+      // The GPU ran units [boundary, units), the CPU [0, boundary). A sliced buffer comes back only over the bytes
+      // the GPU may have written; it is merged only where the CPU may have written there too (the GPU received
+      // those bytes' initial contents, so elsewhere its copy is the result).
+      const size_t boundary = wl.front();
+      std::vector<ArgRanges> gpu_w, cpu_w;
+      if (std::find(sliced.begin(), sliced.end(), 1) != sliced.end()) {
+        gpu_w = footprint_ranges(opt.footprint, spec, args, local, boundary * unit_items, units * unit_items);
+        if (both) cpu_w = footprint_ranges(opt.footprint, spec, args, local, 0, boundary * unit_items);
+      }
+      std::vector<Piece> outputs;
+      std::vector<char> merge_arg(spec.args.size(), both);
+      for (size_t i = 0; i < spec.args.size(); ++i) {
+        if (spec.args[i].kind != ArgKind::buffer || spec.args[i].access == Access::read) continue;
+        if (!sliced[i]) {
+          outputs.push_back({i, 0, spec.args[i].bytes()});
+          continue;
+        }
+        // Every byte the GPU wrote lies in a chunk's write range, and it received each of those before the chunk.
+        ByteRange w = gpu_w.at(i).write.value_or(ByteRange{});
+        w = {std::max(w.lo, staged[i].lo), std::min(w.hi, staged[i].hi)};
+        if (w.empty()) continue;
+        outputs.push_back({i, size_t(w.lo), size_t(w.hi - w.lo)});
+        const ByteRange c = both ? cpu_w.at(i).write.value_or(ByteRange{}) : ByteRange{};
+        merge_arg[i] = !c.empty() && c.lo < w.hi && w.lo < c.hi;
+      }
       const unsigned threads = std::min(hw, 8u);
       const auto pieces = make_pieces(outputs, threads);
       std::vector<unsigned char*> dst(spec.args.size(), nullptr);
       std::vector<std::vector<uint64_t, PageAlignedAllocator<uint64_t>>> staging(spec.args.size());
-      for (const auto& [i, bytes] : outputs) {
-        dst[i] = gpu->pinned(gpu->pinned_out, i, bytes);
-        if (!dst[i] && both) {
+      for (const auto& [i, off, bytes] : outputs) {
+        (void)off;
+        (void)bytes;
+        dst[i] = gpu->pinned(gpu->pinned_out, i, spec.args[i].bytes());
+        if (!dst[i] && merge_arg[i]) {
           staging[i].resize(args[i].storage.size());
           dst[i] = reinterpret_cast<unsigned char*>(staging[i].data());
         } else if (!dst[i]) {
@@ -871,7 +985,7 @@ struct Executor::Impl {
         unsigned char* host = static_cast<unsigned char*>(args[p.arg].data()) + p.offset;
         const unsigned char* got = dst[p.arg] + p.offset;
         if (got == host) return;
-        if (!both) {
+        if (!merge_arg[p.arg]) {
           std::memcpy(host, got, p.bytes);
           return;
         }
@@ -879,11 +993,30 @@ struct Executor::Impl {
         merge(type_size(spec.args[p.arg].type), host, got, initial[p.arg] + p.offset, p.bytes);
         merge_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - tm).count();
       });
+      for (const auto& g : outputs) res.d2h_bytes += g.bytes;
       res.d2h_ms = ms_since(ts);
       res.merge_ms = double(merge_ns.load()) / 1e6 / double(std::min<size_t>(threads, pieces.size()));
     }
-    res.total_ms = ms_since(t0);
+    if (!resident) res.total_ms = ms_since(t0);
     return res;
+  }
+
+  pred::Decision decide(const std::vector<ArgData>& args) const {
+    if (!opt.model || !opt.model->predictor)
+      throw std::logic_error("auto launch of '" + spec.name + "': the executor has no model (ExecutorOptions::model)");
+    pred::LaunchShape shape;
+    shape.work_dim = unsigned(spec.global.size());
+    for (size_t d = 0; d < spec.global.size(); ++d) {
+      shape.global[d] = spec.global[d];
+      shape.local[d] = local[d];
+    }
+    const pred::ArgValues values = integer_scalars(spec, args);
+    const std::string id = opt.model->kernel_id.empty() ? spec.kernel_file + ":" + spec.kernel_name : opt.model->kernel_id;
+    try {
+      return opt.model->predictor->decide(id, opt.model->code, shape, values);
+    } catch (const pred::ModelError& e) {
+      throw pred::ModelError(std::string(e.what()) + " (kernel '" + spec.kernel_name + "' of " + spec.path + ")");
+    }
   }
 
   // Elements the GPU changed (its copy differs from the initial contents) replace the host's, over `bytes`
@@ -927,6 +1060,28 @@ LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& c
     throw std::invalid_argument("static CPU share " + std::to_string(cpu_share) + " is not in [0,1]");
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);
   return impl_->launch(args, config, cpu_share);
+}
+
+pred::Decision Executor::decide(const std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->decide(args);
+}
+
+LaunchResult Executor::launch_auto(std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  const auto t = Clock::now();
+  const pred::Decision d = impl_->decide(args);
+  const double us = ms_since(t) * 1e3;
+  LaunchResult r = impl_->launch(args, Config{d.config.cpu, d.config.gpu});
+  r.automatic = true;
+  r.predicted = d.predicted;
+  r.decide_us = us;
+  return r;
+}
+
+std::vector<size_t> Executor::local_size() const {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->local;
 }
 
 const Spec& Executor::spec() const { return impl_->spec; }

@@ -638,3 +638,27 @@ SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id d
 }
 
 }  // namespace dop
+
+namespace dop {
+
+std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vector<ArgData>& args) {
+  std::map<std::string, int64_t> out;
+  for (size_t i = 0; i < spec.args.size() && i < args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgKind::scalar || is_float(a.type) || args[i].storage.empty()) continue;
+    int64_t v = 0;
+    switch (a.type) {
+      case ElemType::i8: v = *args[i].as<int8_t>(); break;
+      case ElemType::u8: v = *args[i].as<uint8_t>(); break;
+      case ElemType::i16: v = *args[i].as<int16_t>(); break;
+      case ElemType::u16: v = *args[i].as<uint16_t>(); break;
+      case ElemType::i32: v = *args[i].as<int32_t>(); break;
+      case ElemType::u32: v = *args[i].as<uint32_t>(); break;
+      default: v = *args[i].as<int64_t>(); break;
+    }
+    out[a.name] = v;
+  }
+  return out;
+}
+
+}  // namespace dop

@@ -2,11 +2,14 @@
 // distribution (Dopia Algorithm 1, adaptive chunks). Runtime tier: OpenCL only.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dop/cl.hpp"
+#include "dop/predictor.hpp"
 #include "dop/spec.hpp"
 
 namespace dop {
@@ -32,13 +35,76 @@ struct Grid {
 enum class MemoryMode {
   automatic,  ///< zero-copy where the GPU shares host memory (CL_DEVICE_HOST_UNIFIED_MEMORY), copies otherwise
   zero_copy,  ///< CL_MEM_USE_HOST_PTR on both devices over the same host memory
-  copy        ///< GPU buffers of its own: inputs copied in, outputs copied back and merged
+  copy,       ///< GPU buffers of its own: inputs copied in, outputs copied back and merged (all timed)
+  /// As copy, but the data is resident: every input is on the GPU before the timed region starts, and the GPU's
+  /// outputs are read back and merged after it ends (d2h_ms says how long that took; total_ms leaves it out).
+  resident
 };
 MemoryMode parse_memory_mode(const std::string& s);
 const char* memory_mode_name(MemoryMode m);
 
+/// The bytes a kernel's work-items can touch through each buffer argument, as the static analysis proved them
+/// (`dop features --json`, key "footprint"; docs/features.md gives the contract). In copy mode the GPU then receives
+/// only the slices of such buffers that its chunks need, and sends back only what it may have written.
+struct Footprint {
+  struct Term {
+    int64_t coef = 0;
+    std::vector<size_t> atoms;  ///< indices into `atoms` (repeated for powers)
+  };
+  struct Access {
+    bool write = false;
+    int64_t bytes = 0;  ///< bytes accessed at the address (an element, a vector)
+    std::vector<Term> terms;  ///< the byte offset from the argument's base: the sum of the terms
+  };
+  struct Arg {
+    bool whole = true;  ///< not bounded: the whole buffer, always
+    std::string why;
+    std::vector<Access> accesses;
+  };
+  std::map<std::string, Arg> args;  ///< by argument name; an argument not listed is whole
+  /// Atom names and their [lo, hi] range expressions (kernel scalar arguments, launch symbols, and the chunk's
+  /// gid_lo_d, gid_hi_d, group_lo_d, group_hi_d).
+  std::vector<std::string> atoms;
+  std::vector<std::pair<std::string, std::string>> ranges;
+  bool empty() const { return args.empty(); }
+};
+/// The footprint in a kernel's features JSON (a bundle's features_json or a kernel object of `dop features
+/// --json`): an empty footprint when it has none. Throws std::runtime_error naming `origin` when it is malformed.
+Footprint parse_footprint(const std::string& features_json, const std::string& origin);
+
+/// A byte range [lo, hi) of a buffer; empty when lo >= hi.
+struct ByteRange {
+  int64_t lo = 0, hi = 0;
+  bool empty() const { return lo >= hi; }
+};
+/// The byte ranges that work-items whose split-dimension global ids lie in [gid_begin, gid_end) can read and write
+/// through each argument of `spec` (by argument index; std::nullopt: not bounded, the whole buffer), for the
+/// launch `global`/`local` with the scalar argument values of `args`. Clamped to the buffer.
+struct ArgRanges {
+  std::optional<ByteRange> read, write;
+};
+std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
+                                        const std::vector<size_t>& local, size_t gid_begin, size_t gid_end);
+
+/// What `auto` launches decide with: a trained model (dop train) and the kernel's code features.
+struct AutoModel {
+  std::shared_ptr<const pred::Predictor> predictor;
+  pred::CodeFeatures code;  ///< from a bundle or `dop features --json` (code_features_from_json)
+  std::string kernel_id;    ///< key of the predictor's memo; "" means "<kernel file>:<kernel name>"
+};
+/// Code features for the predictor from JSON text: `dop features --json` output (choosing `kernel` among several),
+/// one kernel's object (a bundle's features_json), or a flat object of key -> number | null | expression. Throws
+/// std::runtime_error naming `origin`.
+pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
+                                           const std::string& kernel);
+
 struct ExecutorOptions {
   MemoryMode memory = MemoryMode::automatic;
+  /// What the kernel touches (parse_footprint of its features); empty: every buffer is copied whole.
+  Footprint footprint;
+  /// Tests: in copy modes, fill the GPU's buffers with garbage before each launch, so that a byte the GPU needed
+  /// but did not receive shows up as a wrong result instead of a stale right one.
+  bool poison_gpu_buffers = false;
   /// Malleable GPU form (Dopia Figs. 5-6): the same kernel with two extra trailing int arguments dop_gpu_mod and
   /// dop_gpu_alloc. Empty: the GPU always runs unthrottled, and results say so when a fraction < 1 was asked for.
   std::string malleable_source;
@@ -46,6 +112,8 @@ struct ExecutorOptions {
   double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
   /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
+  /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
+  std::optional<AutoModel> model;
 };
 
 struct DeviceStats {
@@ -69,10 +137,15 @@ struct LaunchResult {
   std::string note;         ///< e.g. why the GPU ran unthrottled
   DeviceStats cpu, gpu;
   double total_ms = 0;      ///< end to end: host-resident inputs to host-resident outputs
-  /// Copy mode, parts of total_ms: h2d = wall time until every input was on the GPU (staging into pinned memory and
-  /// DMA, overlapped with the CPU's work); d2h = wall time of reading the outputs back and merging them; merge =
-  /// the merging part of d2h.
+  bool automatic = false;   ///< launch_auto: the model chose `config`
+  double predicted = 0;     ///< ... its output for it (normalised performance or a score)
+  double decide_us = 0;     ///< ... time the decision took (not in total_ms)
+  /// Copy mode, parts of total_ms (overlapped with the CPU's work): h2d = wall time of staging the GPU's inputs
+  /// (into pinned memory, DMA enqueued; for whole buffers until every DMA completed); d2h = wall time of reading
+  /// the outputs back and merging them (resident mode: after total_ms); merge = the merging part of d2h.
   double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
+  /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer).
+  size_t h2d_bytes = 0, d2h_bytes = 0;
 };
 
 /// Runs one spec's kernel at any configuration. Programs, sub-devices and queues are built once and reused;
@@ -89,6 +162,15 @@ class Executor {
   /// A static split instead of dynamic distribution: the CPU runs the first `cpu_share` of the work (rounded to
   /// work-group slabs) in one chunk, the GPU the rest in one chunk (SKMD-style; used to compare with dynamic).
   LaunchResult launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share);
+  /// The model's configuration (ExecutorOptions::model) for a launch over `args`: the launch shape this executor
+  /// runs (its own local size where the spec leaves it open) and the integer scalar arguments, for the model's size
+  /// expressions. Throws std::logic_error without a model, pred::ModelError naming the kernel when the features do
+  /// not fit the model.
+  pred::Decision decide(const std::vector<ArgData>& args);
+  /// Runs at the model's configuration; the result says it was chosen (automatic, predicted, decide_us).
+  LaunchResult launch_auto(std::vector<ArgData>& args);
+  /// The work-group size launches use: the spec's, or the one this executor chose when the spec leaves it open.
+  std::vector<size_t> local_size() const;
 
   /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and work
   /// dimension; other sizes, work-group sizes and arguments' sizes): contexts, sub-devices, programs and queues are

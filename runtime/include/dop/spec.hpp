@@ -153,6 +153,10 @@ struct Comparison {
 };
 Comparison compare_outputs(const Spec& spec, const std::vector<ArgData>& got, const std::vector<ArgData>& want);
 
+/// The integer scalar arguments' values by name, read from `args` (as made by make_args, maybe changed since): the
+/// symbols of size expressions (features, footprints, models).
+std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vector<ArgData>& args);
+
 /// Reads the kernel source named by the spec; throws SpecError naming the spec and the file.
 std::string read_kernel_source(const Spec& spec);
 
