@@ -205,3 +205,51 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   auto none = run_command("'" + dop + "' exec --log");
   CHECK(none.rc != 0);
 }
+
+#if DOP_TEST_ANALYSIS
+// With kernel bundles (DOP_BUNDLES, made by `dop bundle` from the source the app builds): malleable forms, so
+// that GPU shares below 1 throttle; footprints, so that copies are slices; code features, so that DOP_CONFIG=auto
+// lets the model (DOP_MODEL) choose every launch.
+TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFIG=auto uses the model", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_bundles";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/b'");
+  auto src = run_command("'" + app() + "' source vecadd > '" + dir + "/vecadd.cl'");
+  REQUIRE(src.rc == 0);
+  auto made = run_command("'" + dop::test::dop_binary() + "' bundle '" + dir + "/vecadd.cl' --kernel vecadd --options " +
+                          "-DSCALE=3 --out '" + dir + "/b/vecadd.json'");
+  INFO(made.out);
+  REQUIRE(made.rc == 0);
+  const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_MEMORY=copy ";
+  auto r = run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.25 DOP_LOG=1 '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  auto lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 1);
+  CHECK(field(lines[0], "gpu_units") == "2/8");  // throttled by the bundle's malleable form
+  CHECK(lines[0].find("unthrottled") == std::string::npos);
+  // The model chooses.
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() +
+                  "' vecadd 65536 2");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) {
+    CHECK(field(l, "auto") == "model");
+    CHECK(l.find("fallback") == std::string::npos);
+  }
+  // A kernel without a bundle, and auto without a model: the real launch, the reason in the log.
+  r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() +
+                  "' poly 4096 10");
+  INFO(r.out);
+  CHECK(r.out.find("poly: OK") != std::string::npos);
+  CHECK(r.out.find("no bundle of kernel 'poly'") != std::string::npos);
+  r = run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  CHECK(r.out.find("DOP_CONFIG=auto needs DOP_MODEL") != std::string::npos);
+}
+#endif

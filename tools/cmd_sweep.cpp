@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "code_features.hpp"
 #include "commands.hpp"
 #include "dop/bundle.hpp"
 #include "dop/sweep.hpp"
@@ -118,8 +119,7 @@ void load_features(const std::string& path, SweepOptions& o) {
 
 // Malleable forms for the sweep: from the bundles of a folder (made by `dop bundle`, maybe on another machine),
 // else, in an analysis build, made on the fly (once per program); a runtime-only build without bundles has none.
-void set_malleable(const SweepFlags& f, SweepOptions& o) {
-  using Form = std::pair<std::string, std::string>;
+void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
   if (!f.bundles.empty()) {
     if (!std::filesystem::is_directory(f.bundles))
       throw std::invalid_argument("--bundles '" + f.bundles + "' is not a folder");
@@ -132,30 +132,51 @@ void set_malleable(const SweepFlags& f, SweepOptions& o) {
     }
     std::fprintf(stderr, "sweep: %zu kernel bundles from %s\n", by_kernel->size(), f.bundles.c_str());
     const std::string dir = f.bundles;
-    o.malleable = [by_kernel, dir](const Workload& w) -> Form {
+    // Footprints parsed once per bundle.
+    auto footprints = std::make_shared<std::map<std::string, Footprint>>();
+    for (const auto& [key, pb] : *by_kernel) (*footprints)[key] = parse_footprint(pb.second.features_json, pb.first);
+    o.per_kernel = [by_kernel, footprints, dir](const Workload& w, ExecutorOptions& eo) {
       const std::string key =
           std::filesystem::path(w.spec.kernel_file).filename().string() + ":" + w.spec.kernel_name;
       const auto it = by_kernel->find(key);
-      if (it == by_kernel->end()) return {"", "no bundle for kernel " + key + " in " + dir};
+      if (it == by_kernel->end()) {
+        eo.malleable_note = "no bundle for kernel " + key + " in " + dir;
+        return;
+      }
       check_bundle_matches(it->second.second, it->second.first, w.source, w.spec.kernel_name, w.spec.build_options);
-      return {it->second.second.malleable_source, it->second.second.malleable_note};
+      eo.malleable_source = it->second.second.malleable_source;
+      eo.malleable_note = it->second.second.malleable_note;
+      eo.footprint = footprints->at(key);
     };
     return;
   }
 #if DOP_ANALYSIS
-  auto cache = std::make_shared<std::map<std::string, Form>>();
-  o.malleable = [cache](const Workload& w) -> Form {
+  struct Forms {
+    std::string source, note;
+    Footprint footprint;
+  };
+  auto cache = std::make_shared<std::map<std::string, Forms>>();
+  o.per_kernel = [cache](const Workload& w, ExecutorOptions& eo) {
     const std::string key = w.spec.kernel_name + "\n" + w.spec.build_options + "\n" + w.source;
     auto it = cache->find(key);
     if (it == cache->end()) {
       const auto m = transform::make_malleable(w.source, w.spec.kernel_file, w.spec.kernel_name, w.spec.build_options);
-      it = cache->emplace(key, Form{m.source, m.reason}).first;
+      Forms f{m.source, m.reason, {}};
+      try {  // no footprint: copies stay whole
+        f.footprint = parse_footprint(
+            kernel_features_json(w.source, w.spec.kernel_file, w.spec.kernel_name, w.spec.build_options),
+            w.spec.kernel_file);
+      } catch (const std::exception&) {
+      }
+      it = cache->emplace(key, std::move(f)).first;
     }
-    return it->second;
+    eo.malleable_source = it->second.source;
+    eo.malleable_note = it->second.note;
+    eo.footprint = it->second.footprint;
   };
 #else
-  o.malleable = [](const Workload&) -> Form {
-    return {"", "no malleable form (runtime-only build: give --bundles DIR)"};
+  o.per_kernel = [](const Workload&, ExecutorOptions& eo) {
+    eo.malleable_note = "no malleable form (runtime-only build: give --bundles DIR)";
   };
 #endif
 }
@@ -205,7 +226,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   if (o.platform_id.empty())
     o.platform_id = (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
   if (!f.features.empty()) load_features(f.features, o);
-  set_malleable(f, o);
+  set_per_kernel(f, o);
   Progress progress;
   std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),
                o.grid.configs().size(), o.out.c_str(), o.platform_id.c_str());

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "dop/bundle.hpp"
 #include "dop/cl.hpp"
 #include "dop/runtime.hpp"
 #include "dop/spec.hpp"
@@ -210,6 +212,9 @@ struct DopState {
   std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
   dop::cl::Selection sel;
   dop::Config config;
+  bool auto_config = false;  // DOP_CONFIG=auto: the model (DOP_MODEL) decides every launch
+  std::shared_ptr<const dop::pred::Predictor> predictor;
+  std::vector<std::pair<std::string, dop::Bundle>> bundles;  // DOP_BUNDLES: (file, bundle)
   dop::MemoryMode memory = dop::MemoryMode::automatic;
   // An executor and the host copies of its arguments (reused across launches: no allocation, no page faults).
   struct Entry {
@@ -232,9 +237,23 @@ void initialise(DopState& s) {
     s.sel = dop::cl::select_devices(dop::cl::discover());
     if (!s.sel.cpu && !s.sel.gpu) throw std::runtime_error("no OpenCL device for dop");
     const char* cfg = std::getenv("DOP_CONFIG");
-    if (cfg && *cfg) {
-      if (std::strcmp(cfg, "auto") == 0)
-        throw std::runtime_error("DOP_CONFIG=auto is not supported by the interposer yet (give CPU,GPU)");
+    // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
+    // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
+    const char* dir = std::getenv("DOP_BUNDLES");
+    if (dir && *dir) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) throw std::runtime_error(std::string("DOP_BUNDLES=") + dir + " is not a folder");
+      for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".json") s.bundles.emplace_back(e.path().string(), dop::load_bundle(e.path().string()));
+    }
+    if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
+      const char* model = std::getenv("DOP_MODEL");
+      if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
+      dop::pred::PredictorOptions po;
+      if (const char* id = std::getenv("DOP_PLATFORM_ID")) po.platform_id = id;
+      s.predictor = std::make_shared<dop::pred::Predictor>(dop::pred::Predictor::load(model, po));
+      s.auto_config = true;
+    } else if (cfg && *cfg) {
       s.config = dop::parse_config(cfg);
     } else {
       s.config = dop::Config{s.sel.cpu ? 1.0 : 0.0, s.sel.gpu ? 1.0 : 0.0};  // all cores, the whole GPU
@@ -408,7 +427,37 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     if (!e) {
       dop::ExecutorOptions opt;
       opt.memory = s.memory;
-      opt.malleable_note = "the interposer has no malleable form";
+      opt.malleable_note = "no bundle of this kernel in DOP_BUNDLES: no malleable form";
+      const std::pair<std::string, dop::Bundle>* bundle = nullptr;
+      for (const auto& b : s.bundles) {
+        try {
+          dop::check_bundle_matches(b.second, b.first, *plan.source, plan.kernel_name, plan.options);
+          bundle = &b;
+          break;
+        } catch (const dop::BundleError&) {
+        }
+      }
+      if (bundle) {
+        // The bundle's argument names: its footprint and the model's size expressions use them.
+        const auto names = dop::kernel_arg_names(bundle->second);
+        if (names.size() == spec.args.size())
+          for (size_t i = 0; i < names.size(); ++i) spec.args[i].name = names[i];
+        opt.malleable_source = bundle->second.malleable_source;
+        opt.malleable_note = bundle->second.malleable_note;
+        opt.footprint = dop::parse_footprint(bundle->second.features_json, bundle->first);
+      }
+      if (s.auto_config) {
+        if (!bundle) {
+          s.failed[key] = "DOP_CONFIG=auto: no bundle of kernel '" + plan.kernel_name +
+                          "' (its source and build options) in DOP_BUNDLES for the model's code features";
+          throw std::runtime_error(s.failed[key]);
+        }
+        dop::AutoModel m;
+        m.predictor = s.predictor;
+        m.code = dop::code_features_from_json(bundle->second.features_json, bundle->first, plan.kernel_name);
+        m.kernel_id = bundle->first + ":" + plan.kernel_name;
+        opt.model = std::move(m);
+      }
       auto fresh = std::make_shared<DopState::Entry>();
       fresh->exec = std::make_unique<dop::Executor>(spec, *plan.source, s.sel, opt);
       const dop::Spec& es = fresh->exec->spec();
@@ -441,7 +490,8 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   const auto t1 = Clock::now();
   dop::LaunchResult r;
   try {
-    r = entry->exec->launch(args, config);
+    r = s.auto_config ? entry->exec->launch_auto(args) : entry->exec->launch(args, config);
+    config = r.config;
   } catch (const dop::cl::BuildError& e) {  // will not build for dop's devices: do not try again
     std::lock_guard<std::mutex> l(s.m);
     s.failed[key] = e.what();
@@ -481,6 +531,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   if (log_enabled()) {
     std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                        " local=" + dims(work_dim, local) + " config=" + dop::to_string(config);
+    if (r.automatic) line += " auto=model decide_us=" + fmt_ms(r.decide_us);
     if (r.cpu_cores > 0)
       line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +
               " cpu_wg=" + std::to_string(r.cpu.work_groups);

@@ -302,7 +302,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     std::vector<ArgData> want, initial, args;
     try {
       ExecutorOptions eo = o.executor;
-      if (o.malleable) std::tie(eo.malleable_source, eo.malleable_note) = o.malleable(w);
+      if (o.per_kernel) o.per_kernel(w, eo);
       const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + std::to_string(s.global.size()) +
                               '\n' + w.source + '\n' + eo.malleable_source + '\n' + eo.malleable_note;
       bool rebound = false;

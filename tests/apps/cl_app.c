@@ -262,6 +262,13 @@ static void* thread_main(void* arg) {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
+  if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
+    const char* which = argc > 2 ? argv[2] : "";
+    const char* src = strcmp(which, "vecadd") == 0 ? vecadd_src : strcmp(which, "poly") == 0 ? poly_src : NULL;
+    if (!src) return 2;
+    fputs(src, stdout);
+    return 0;
+  }
   cl_platform_id platform;
   cl_uint n_platforms = 0;
   CHECK(clGetPlatformIDs(1, &platform, &n_platforms));

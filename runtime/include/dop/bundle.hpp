@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace dop {
 
@@ -41,6 +42,9 @@ Bundle parse_bundle(const std::string &json_text, const std::string &path = "<bu
 /// BundleError naming the file.
 void save_bundle(const Bundle &b, const std::string &path);
 Bundle load_bundle(const std::string &path);
+/// The kernel's argument names in order, from the bundle's features (empty when it has none): what footprints and
+/// size expressions call the arguments.
+std::vector<std::string> kernel_arg_names(const Bundle &b);
 /// Checks that a bundle belongs to a launch of `kernel` from `source` with
 /// `build_options`; throws BundleError naming `path` and the difference.
 void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,

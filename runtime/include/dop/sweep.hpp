@@ -30,10 +30,11 @@ struct SweepOptions {
   /// (name, value) pairs (from `dop features --csv`). Every workload must have an entry when this is non-empty.
   std::vector<std::string> feature_names;
   std::map<std::string, std::vector<std::string>> features;
-  /// The malleable GPU form of a workload's kernel: {source, ""}, or {"", why there is none}. Unset: none (the GPU
-  /// runs unthrottled below 8/8 and the rows say so in gpu_throttled). An exception makes the workload's rows
-  /// invalid with its message.
-  std::function<std::pair<std::string, std::string>(const Workload&)> malleable;
+  /// What a workload's kernel adds to `executor`: its malleable GPU form (malleable_source, or malleable_note saying
+  /// why there is none; unset: none, the GPU runs unthrottled below 8/8 and the rows say so in gpu_throttled) and
+  /// its memory footprint (copy mode then sends slices). An exception makes the workload's rows invalid with its
+  /// message.
+  std::function<void(const Workload&, ExecutorOptions&)> per_kernel;
 };
 
 /// Progress after each configuration: done and total (configuration runs), the workload now running.
