@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "code_features.hpp"
 #include "commands.hpp"
 #include "stats.hpp"
 #include "dop/runtime.hpp"
@@ -21,6 +23,7 @@ struct SplitFlags {
   std::string config = "1,1";
   std::string memory = "auto";
   std::string out;
+  std::string bundles;
   int repeat = 5;
   DeviceFlags devices;
 };
@@ -40,15 +43,24 @@ void run_split(const SplitFlags& f) {
   nlohmann::json report{{"config", to_string(cfg)}, {"repeat", f.repeat}, {"cpu", sel.cpu->id},
                         {"gpu", sel.gpu->id}, {"gpu_name", sel.gpu->name}, {"workloads", nlohmann::json::array()}};
   std::vector<double> ratios;
-  std::printf("%-34s %10s %10s %6s %10s %10s %8s %8s\n", "workload", "dynamic", "best-stat", "split", "cpu-only",
-              "gpu-only", "dyn/best", "dyn-cpu%");
+  // Footprints from bundles: copies are slices; the dynamic run is then also measured with whole copies.
+  std::map<std::string, std::pair<std::string, Bundle>> bundles;
+  if (!f.bundles.empty()) bundles = load_bundle_dir(f.bundles);
+  std::printf("%-34s %10s %10s %6s %10s %10s %8s %8s %10s %8s\n", "workload", "dynamic", "best-stat", "split",
+              "cpu-only", "gpu-only", "dyn/best", "dyn-cpu%", "dyn-whole", "MB-h2d");
   for (const auto& path : f.specs) {
     const Spec spec = load_spec(path);
-    Executor ex(spec, read_kernel_source(spec), sel, opt);
+    const std::string source = read_kernel_source(spec);
+    ExecutorOptions so = opt;
+    const auto b = bundles.find(bundle_key(spec));
+    if (b != bundles.end()) so.footprint = parse_footprint(b->second.second.features_json, b->second.first);
+    Executor ex(spec, source, sel, so);
+    std::unique_ptr<Executor> whole;  // the same without footprint
+    if (!so.footprint.empty()) whole = std::make_unique<Executor>(spec, source, sel, opt);
     std::vector<double> shares;
     for (int k = 0; k <= 20; ++k) shares.push_back(k / 20.0);  // 0 = GPU only, 1 = CPU only, 19 splits between
     std::vector<std::vector<double>> stat(shares.size());
-    std::vector<double> dyn, dyn_cpu_share;
+    std::vector<double> dyn, dyn_cpu_share, dyn_whole, dyn_h2d;
     const auto initial = make_args(spec);  // generated once; writable buffers are restored before every run
     auto reference = initial;
     ex.launch(reference, cfg);  // warm-up and the output every other variant must reproduce
@@ -57,6 +69,13 @@ void run_split(const SplitFlags& f) {
       reset_writable(args, initial);
       const auto d = ex.launch(args, cfg);
       dyn.push_back(d.total_ms);
+      dyn_h2d.push_back(double(d.h2d_bytes) / 1e6);
+      if (whole) {
+        reset_writable(args, initial);
+        dyn_whole.push_back(whole->launch(args, cfg).total_ms);
+        if (r == 0 && !compare_outputs(spec, args, reference).ok)
+          throw std::runtime_error(path + ": dynamic run with whole copies gave wrong output");
+      }
       dyn_cpu_share.push_back(double(d.cpu.work_items) / double(d.cpu.work_items + d.gpu.work_items));
       if (!compare_outputs(spec, args, reference).ok) throw std::runtime_error(path + ": dynamic run gave wrong output");
       for (size_t k = 0; k < shares.size(); ++k) {
@@ -71,13 +90,16 @@ void run_split(const SplitFlags& f) {
       if (median(stat[k]) < median(stat[best])) best = k;
     const double dm = median(dyn), bm = median(stat[best]);
     ratios.push_back(dm / bm);
-    std::printf("%-34s %10.3f %10.3f %3.0f:%-2.0f %10.3f %10.3f %8.3f %7.1f%%\n", spec.name.c_str(), dm, bm,
-                shares[best] * 100, 100 - shares[best] * 100, median(stat.back()), median(stat.front()), dm / bm,
-                100 * median(dyn_cpu_share));
+    std::printf("%-34s %10.3f %10.3f %3.0f:%-2.0f %10.3f %10.3f %8.3f %7.1f%% %10s %8.1f\n", spec.name.c_str(), dm,
+                bm, shares[best] * 100, 100 - shares[best] * 100, median(stat.back()), median(stat.front()), dm / bm,
+                100 * median(dyn_cpu_share), whole ? std::to_string(median(dyn_whole)).substr(0, 8).c_str() : "-",
+                median(dyn_h2d));
     std::fflush(stdout);
     nlohmann::json w{{"workload", spec.name}, {"spec", path}, {"dynamic_ms", dyn}, {"dynamic_median_ms", dm},
                      {"dynamic_cpu_share_median", median(dyn_cpu_share)}, {"best_static_cpu_share", shares[best]},
-                     {"best_static_median_ms", bm}, {"ratio", dm / bm}, {"static", nlohmann::json::array()}};
+                     {"best_static_median_ms", bm}, {"ratio", dm / bm}, {"static", nlohmann::json::array()},
+                     {"footprint", !so.footprint.empty()}, {"dynamic_h2d_mb_median", median(dyn_h2d)}};
+    if (whole) w["dynamic_whole_copies_ms"] = dyn_whole, w["dynamic_whole_copies_median_ms"] = median(dyn_whole);
     for (size_t k = 0; k < shares.size(); ++k)
       w["static"].push_back({{"cpu_share", shares[k]}, {"ms", stat[k]}, {"median_ms", median(stat[k])}});
     report["workloads"].push_back(w);
@@ -102,6 +124,8 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident");
   cmd->add_option("--repeat", f->repeat, "Interleaved repetitions per variant (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", f->out, "Also write every measurement as JSON to this file");
+  cmd->add_option("--bundles", f->bundles,
+                  "Kernel bundles (dop bundle): footprints make copies slices; dynamic is also run with whole copies");
   add_device_flags(cmd, f->devices);
   cmd->callback([f] { run_split(*f); });
 }

@@ -30,6 +30,7 @@ struct RunFlags {
   std::string model;
   std::string platform_id;
   bool validate = false;
+  bool malleable_at_full = false;
   bool json = false;
   int repeat = 1;
   DeviceFlags devices;
@@ -46,6 +47,7 @@ void run(const RunFlags& f) {
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
+  opt.malleable_at_full = f.malleable_at_full;
   // The kernel's static features (code features for --auto, the memory footprint for copies): from the bundle, or
   // in an analysis build from the source.
   std::string features_json, features_origin = f.bundle;
@@ -224,6 +226,8 @@ void add_run(CLI::App& app) {
                                  "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");
   bundle->excludes(cmd->get_option("--malleable"));
   cmd->add_flag("--validate", f->validate, "Compare outputs with a plain single-device run (and the reference)");
+  cmd->add_flag("--malleable-at-full", f->malleable_at_full,
+                "Run the malleable GPU form at 8/8 too (to measure its cost; default: the original kernel)");
   cmd->add_option("--repeat", f->repeat, "Timed runs after one warm-up (default 1, no warm-up)")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "Print JSON");

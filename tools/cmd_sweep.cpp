@@ -121,23 +121,15 @@ void load_features(const std::string& path, SweepOptions& o) {
 // else, in an analysis build, made on the fly (once per program); a runtime-only build without bundles has none.
 void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
   if (!f.bundles.empty()) {
-    if (!std::filesystem::is_directory(f.bundles))
-      throw std::invalid_argument("--bundles '" + f.bundles + "' is not a folder");
-    auto by_kernel = std::make_shared<std::map<std::string, std::pair<std::string, Bundle>>>();
-    for (const auto& e : std::filesystem::directory_iterator(f.bundles)) {
-      if (e.path().extension() != ".json") continue;
-      Bundle b = load_bundle(e.path().string());  // a corrupt bundle stops the sweep before it starts, named
-      const std::string key = std::filesystem::path(b.file).filename().string() + ":" + b.kernel;
-      (*by_kernel)[key] = {e.path().string(), std::move(b)};
-    }
+    // A corrupt bundle stops the sweep before it starts, named.
+    auto by_kernel = std::make_shared<std::map<std::string, std::pair<std::string, Bundle>>>(load_bundle_dir(f.bundles));
     std::fprintf(stderr, "sweep: %zu kernel bundles from %s\n", by_kernel->size(), f.bundles.c_str());
     const std::string dir = f.bundles;
     // Footprints parsed once per bundle.
     auto footprints = std::make_shared<std::map<std::string, Footprint>>();
     for (const auto& [key, pb] : *by_kernel) (*footprints)[key] = parse_footprint(pb.second.features_json, pb.first);
     o.per_kernel = [by_kernel, footprints, dir](const Workload& w, ExecutorOptions& eo) {
-      const std::string key =
-          std::filesystem::path(w.spec.kernel_file).filename().string() + ":" + w.spec.kernel_name;
+      const std::string key = bundle_key(w.spec);
       const auto it = by_kernel->find(key);
       if (it == by_kernel->end()) {
         eo.malleable_note = "no bundle for kernel " + key + " in " + dir;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 
 #if DOP_HAVE_FEATURES
@@ -46,5 +47,22 @@ pred::CodeFeatures code_features_from_source(const std::string& source, const st
                                              const std::string& kernel, const std::string& build_options) {
   return code_features_from_json(kernel_features_json(source, file, kernel, build_options), file, kernel);
 }
+
+std::map<std::string, std::pair<std::string, Bundle>> load_bundle_dir(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) throw std::invalid_argument("bundle folder '" + dir + "' is not a folder");
+  std::map<std::string, std::pair<std::string, Bundle>> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    Bundle b = load_bundle(e.path().string());
+    const std::string key = bundle_key(b);
+    out[key] = {e.path().string(), std::move(b)};
+  }
+  return out;
+}
+
+std::string bundle_key(const Spec& spec) {
+  return std::filesystem::path(spec.kernel_file).filename().string() + ":" + spec.kernel_name;
+}
+std::string bundle_key(const Bundle& b) { return std::filesystem::path(b.file).filename().string() + ":" + b.kernel; }
 
 }  // namespace dop::cli

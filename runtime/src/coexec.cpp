@@ -651,8 +651,9 @@ struct Executor::Impl {
                    (opt.malleable_note.empty() ? std::string("no malleable form") : opt.malleable_note);
         res.gpu_alloc = 8;
       }
-      gpu = &gpu_side(res.gpu_alloc < 8);
-      res.gpu_throttled = res.gpu_alloc < 8;
+      const bool use_malleable = res.gpu_alloc < 8 || (opt.malleable_at_full && !opt.malleable_source.empty());
+      gpu = &gpu_side(use_malleable);
+      res.gpu_throttled = use_malleable;
       res.gpu.device = gpu->id;
       res.gpu.units = res.gpu_alloc;
     }

@@ -109,6 +109,9 @@ struct ExecutorOptions {
   /// dop_gpu_alloc. Empty: the GPU always runs unthrottled, and results say so when a fraction < 1 was asked for.
   std::string malleable_source;
   std::string malleable_note;  ///< why there is no malleable form (barriers, local memory, ...), for results
+  /// Run the malleable form at 8/8 too (every work-item active, the work-list loop of one item each): to measure
+  /// what the form itself costs. Off: 8/8 runs the original kernel.
+  bool malleable_at_full = false;
   double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
   /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
@@ -132,7 +135,7 @@ struct LaunchResult {
   Config config;
   int cpu_cores = 0;        ///< actual CPU cores used
   int gpu_mod = 8, gpu_alloc = 0;
-  bool gpu_throttled = false;  ///< the malleable form ran with gpu_alloc < gpu_mod
+  bool gpu_throttled = false;  ///< the malleable form ran (gpu_alloc < gpu_mod, or malleable_at_full)
   MemoryMode memory = MemoryMode::automatic;  ///< the mode actually used
   std::string note;         ///< e.g. why the GPU ran unthrottled
   DeviceStats cpu, gpu;
