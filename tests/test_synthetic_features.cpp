@@ -3,11 +3,13 @@
 // exists (analysis tier).
 #include <catch2/catch.hpp>
 
+#include <iostream>
 #include <map>
 #include <string>
 
 #include "dop/features.hpp"
 #include "dop/synthetic.hpp"
+#include "footprint_eval.hpp"
 
 namespace syn = dop::synthetic;
 
@@ -63,4 +65,31 @@ TEST_CASE("synthetic/features: extension programs too") {
   const auto set = syn::extended_set();
   for (size_t i = syn::paper_set().size(); i < set.size(); ++i) programs.emplace(syn::program_name(set[i]), set[i]);
   for (const auto& [name, p] : programs) check_program(p);
+}
+
+TEST_CASE("synthetic/features: a sample of the paper programs has well-formed footprints") {
+  const auto all = syn::paper_set();
+  int n = 0, whole = 0, args = 0;
+  for (size_t i = 0; i < all.size(); i += 9) {
+    const auto& p = all[i];
+    const std::string kernel = syn::program_name(p);
+    dop::features::Options o;
+    o.kernel = kernel;
+    const auto r = dop::features::analyze(syn::kernel_source(p), kernel + ".cl", o);
+    REQUIRE(r.kernels.size() == 1);
+    const auto k = nlohmann::ordered_json::parse(dop::features::to_json(r.kernels[0]));
+    INFO(kernel << ": " << k.at("footprint").dump());
+    CHECK(dop::test::footprint_problem(k, dop::test::generic_values(k)) == "");
+    if (n == 0) std::cout << kernel << " footprint:\n" << k.at("footprint").dump(2) << "\n";
+    for (const auto& [name, a] : k.at("footprint").at("args").items()) {
+      ++args;
+      if (a.at("whole").get<bool>()) {
+        ++whole;
+        std::cout << "whole: " << kernel << "." << name << ": " << a.at("why").get<std::string>() << "\n";
+      }
+    }
+    ++n;
+  }
+  std::cout << n << " synthetic kernels, " << whole << " of " << args << " arguments whole\n";
+  CHECK(n >= 20);
 }

@@ -66,6 +66,7 @@ struct LV {
   clang::QualType type;
   int64_t size = 0;
   Deps deps;  ///< none: what the expression depended on
+  clang::SourceLocation loc;  ///< mem: where the access is (for the footprint's reasons)
 };
 
 enum class Access { load, store, atomic };
@@ -311,6 +312,7 @@ class KernelAnalyzer {
     objects_.push_back(o);
     const int id = int(objects_.size() - 1);
     var_objects_.emplace(vd, id);
+    object_vars_.emplace(id, vd);
     return id;
   }
 
@@ -345,6 +347,11 @@ class KernelAnalyzer {
       if (pd && pd->getDeclContext() == kernel_ && whole == env_.end()) {
         std::string name = pd->getName().str() + "." + component_name(pd->getType(), k.sub);
         v = Val{Poly::atom(atoms_.intern(AtomKind::param, "param:" + name, name, Deps{}, true)), {}, false};
+        if (k.sub < 1000)  // a struct field (not a vector component): usable in the footprint if an integer
+          if (const auto* rt = pd->getType()->getAs<clang::RecordType>())
+            for (const auto* f : rt->getDecl()->fields())
+              if (int(f->getFieldIndex()) == k.sub && f->getType()->isIntegerType())
+                int_params_.insert(v.p.terms().begin()->first[0]);
       } else {
         const Val w = get(EnvKey{k.d, -1});
         v = opaque(deps(w));
@@ -355,6 +362,7 @@ class KernelAnalyzer {
                pd && pd->getDeclContext() == kernel_) {
       const std::string name = pd->getName().str();
       v = Val{Poly::atom(atoms_.intern(AtomKind::param, "param:" + name, name, Deps{}, true)), {}, false};
+      if (pd->getType()->isIntegerType()) int_params_.insert(v.p.terms().begin()->first[0]);
     } else if (vd && vd->hasGlobalStorage() && !vd->isLocalVarDecl()) {
       // Program-scope constant: its value if it has a constant integer initializer, else a named symbol.
       clang::Expr::EvalResult r;
@@ -468,11 +476,13 @@ class KernelAnalyzer {
       if (kind != Access::store) a.read = true;
       if (kind != Access::load) a.write = true;
     }
+    fp_record(l, space, kind);
   }
 
   /// A pointer passed to a function whose body is unknown: assume it reads and writes.
-  void escape_pointer(const Val& v) {
+  void escape_pointer(const Val& v, clang::SourceLocation loc = {}) {
     if (dry_ || !v.ptr) return;
+    fp_escape(v, loc, "pointer passed to a function that is not analysed");
     for (int b : v.bases) {
       if (b < 0 || size_t(b) >= objects_.size() || objects_[size_t(b)].arg < 0) continue;
       auto& a = out_.args[size_t(objects_[size_t(b)].arg)];
@@ -501,6 +511,7 @@ class KernelAnalyzer {
   void assign(const LV& l, const Val& v) {
     if (l.kind == LV::Kind::mem) {
       record(l, Access::store);
+      forget_pointees(l.addr);
       return;
     }
     if (l.kind != LV::Kind::var || dry_) return;
@@ -582,9 +593,9 @@ class KernelAnalyzer {
       return simple ? s : "(" + s + ")";
     };
     const std::string name = "(" + paren(a.p) + "/" + paren(b.p) + ")";
-    return Val{Poly::atom(atoms_.intern(AtomKind::quot, "q:" + a.p.key() + "/" + b.p.key(), name, d, renderable)),
-               {},
-               false};
+    const AtomId q = atoms_.intern(AtomKind::quot, "q:" + a.p.key() + "/" + b.p.key(), name, d, renderable);
+    quots_.emplace(q, std::make_pair(a.p, b.p));
+    return Val{Poly::atom(q), {}, false};
   }
 
   /// Integer / pointer arithmetic on symbolic values. Floating-point results are opaque (only their dependences
@@ -799,6 +810,7 @@ class KernelAnalyzer {
         // Integral/floating conversions, no-op, address-space and bit casts keep the value (pointer offsets are in
         // bytes, so a cast to another pointee type keeps the address).
         Val v = rv(sub);
+        if (c->getCastKind() == clang::CK_IntegralCast) check_narrowing(v, c->getType(), c->getBeginLoc());
         const clang::QualType t = c->getType();
         if (!t.isNull() && t->isPointerType() && !v.ptr) {
           v.ptr = true;
@@ -816,6 +828,7 @@ class KernelAnalyzer {
     if (too_deep()) return l;
     e = e->IgnoreParens();
     l.type = e->getType();
+    l.loc = e->getBeginLoc();
     if (const auto* dr = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
       const auto* vd = llvm::dyn_cast<clang::VarDecl>(dr->getDecl());
       if (!vd) return l;
@@ -1071,7 +1084,7 @@ class KernelAnalyzer {
       d.merge(deps(rv(ce->getCallee())));
       for (const clang::Expr* a : ce->arguments()) {
         const Val v = rv(a);
-        escape_pointer(v);
+        escape_pointer(v, ce->getBeginLoc());
         d.merge(deps(v));
       }
       return opaque(d);
@@ -1129,8 +1142,13 @@ class KernelAnalyzer {
       if (n > 0 && arg(0)->getType()->isPointerType()) {
         const Val p = rv(arg(0));
         Deps d = deps(p);
-        for (unsigned i = 1; i < n; ++i) d.merge(deps(rv(arg(i))));
+        for (unsigned i = 1; i < n; ++i) {
+          const Val v = rv(arg(i));
+          d.merge(deps(v));
+          if (v.ptr && !dry_) fp_escape(v, ce->getBeginLoc(), "pointer passed to '" + name + "'");
+        }
         LV l;
+        l.loc = ce->getBeginLoc();
         l.kind = LV::Kind::mem;
         l.addr = p;
         l.type = arg(0)->getType()->getPointeeType();
@@ -1150,10 +1168,15 @@ class KernelAnalyzer {
       const Val src = rv(arg(1));
       for (unsigned i = 2; i < n; ++i) rv(arg(i));
       const Pattern p = name == "async_work_group_copy" ? Pattern::continuous : Pattern::stride;
+      if (!dry_) {
+        fp_escape(dst, ce->getBeginLoc(), "'" + name + "' copies a range the analysis does not bound");
+        fp_escape(src, ce->getBeginLoc(), "'" + name + "' copies a range the analysis does not bound");
+      }
       for (int side = 0; side < 2; ++side) {
         const clang::Expr* a = arg(unsigned(side));
         if (!a || !a->getType()->isPointerType()) continue;
         LV l;
+        l.loc = ce->getBeginLoc();
         l.kind = LV::Kind::mem;
         l.addr = side == 0 ? dst : src;
         l.type = a->getType()->getPointeeType();
@@ -1180,7 +1203,10 @@ class KernelAnalyzer {
     if (starts_with(name, "convert_") || starts_with(name, "as_")) {
       if (n == 1) {
         Val v = rv(arg(0));
-        if (ce->getType()->isIntegerType() && !v.ptr) return v;
+        if (ce->getType()->isIntegerType() && !v.ptr) {
+          check_narrowing(v, ce->getType(), ce->getBeginLoc(), name.find("_sat") != std::string::npos);
+          return v;
+        }
         return opaque(deps(v));
       }
     }
@@ -1191,7 +1217,10 @@ class KernelAnalyzer {
     for (unsigned i = 0; i < n; ++i) {
       const Val v = rv(arg(i));
       d.merge(deps(v));
-      if (unknown_fn) escape_pointer(v);
+      if (unknown_fn)
+        escape_pointer(v, ce->getBeginLoc());
+      else if (v.ptr && !dry_ && name != "prefetch" && name != "printf")  // may write through it (fract, ...)
+        fp_escape(v, ce->getBeginLoc(), "pointer passed to '" + name + "'");
     }
     const clang::QualType rt = ce->getType();
     if (is_float_math(name) && !rt.isNull() && rt->hasFloatingRepresentation()) {
@@ -1231,6 +1260,7 @@ class KernelAnalyzer {
     const int64_t esize = pointee_size(pt);
     const int64_t stride = int64_t(lanes == 3 && starts_with(name, is_load ? "vloada" : "vstorea") ? 4 : lanes);
     LV l;
+    l.loc = ce->getBeginLoc();
     l.kind = LV::Kind::mem;
     l.addr = checked(Val{p.p + off.p * Poly::constant(stride * esize), p.bases, true}, deps2(p, off));
     l.type = is_load ? ce->getType() : ce->getArg(0)->getType();
@@ -1256,7 +1286,7 @@ class KernelAnalyzer {
         note(ce->getBeginLoc(), Diagnostic::Severity::warning,
              "call to '" + callee_name(def) + "' not analysed (recursion or inlining limit)");
       }
-      for (const Val& v : args) escape_pointer(v);
+      for (const Val& v : args) escape_pointer(v, ce->getBeginLoc());
       return opaque(all);
     }
     ++inlined_;
@@ -1314,7 +1344,9 @@ class KernelAnalyzer {
         const Val c = rv(ss->getCond());
         count_branch(c);
         Env before = env_;
+        switch_entry_.emplace_back(&before, loop_stack_.size());
         stmt(ss->getBody());
+        switch_entry_.pop_back();
         merge_env(before, deps(c));
         return;
       }
@@ -1345,9 +1377,11 @@ class KernelAnalyzer {
         return;
       }
       case clang::Stmt::CaseStmtClass:
+        check_case(s);
         stmt(llvm::cast<clang::CaseStmt>(s)->getSubStmt());
         return;
       case clang::Stmt::DefaultStmtClass:
+        check_case(s);
         stmt(llvm::cast<clang::DefaultStmt>(s)->getSubStmt());
         return;
       case clang::Stmt::LabelStmtClass:
@@ -1356,10 +1390,13 @@ class KernelAnalyzer {
       case clang::Stmt::AttributedStmtClass:
         stmt(llvm::cast<clang::AttributedStmt>(s)->getSubStmt());
         return;
+      case clang::Stmt::GotoStmtClass:
+      case clang::Stmt::IndirectGotoStmtClass:
+        fp_poison(s->getBeginLoc(), "goto (control flow the analysis does not follow)");
+        return;
       case clang::Stmt::NullStmtClass:
       case clang::Stmt::BreakStmtClass:
       case clang::Stmt::ContinueStmtClass:
-      case clang::Stmt::GotoStmtClass:
         return;
       default:
         for (const clang::Stmt* c : s->children()) stmt(c);
@@ -1655,6 +1692,21 @@ class KernelAnalyzer {
       }
     }
 
+    // Footprint: a `continue` may skip an induction update in the body, so that the loop runs more iterations than
+    // the counter model says (an update in the for-increment is not skipped).
+    if (!inductions.empty() && has_continue(body, 0)) {
+      LoopScan isc;
+      scan(inc, false, isc, 0);
+      scan_conds_.clear();
+      for (const auto& [key, info] : inductions)
+        if (!isc.updates.count(key)) {
+          loops_[size_t(id)].fp_unsafe =
+              "a continue in the loop at line " + std::to_string(loops_[size_t(id)].info.line) +
+              " may skip the update of an induction variable";
+          break;
+        }
+    }
+
     // Trip count (from the condition and the induction variables) and the condition's dependences.
     Deps cond_deps;
     if (cond) {
@@ -1741,6 +1793,15 @@ class KernelAnalyzer {
     Deps all = deps2(bound, start);
     all.merge(deps(Val{st, {}, false}));
     if (all.wi) divergent = true;
+    if (!st.is_constant() && positive_launch(st) && (op == clang::BO_LT || op == clang::BO_LE)) {
+      // A step of launch sizes (i += get_local_size(0)): the footprint bounds the count by (E - v0 + step - 1)/step.
+      const Poly n = bound.p - start.p + (op == clang::BO_LT ? st - Poly::constant(1) : st);
+      if (!n.bad()) {
+        loops_[size_t(id)].fp_known = true;
+        loops_[size_t(id)].fp_num = n;
+        loops_[size_t(id)].fp_den = st;
+      }
+    }
     if (!st.is_constant() || st.constant_value() == 0) return t;
     const int64_t s = st.constant_value();
     const int64_t mag = s > 0 ? s : -s;
@@ -1758,6 +1819,9 @@ class KernelAnalyzer {
     else
       return t;
     if (num.bad()) return t;
+    loops_[size_t(id)].fp_known = true;  // trip count = max(0, floor(num / mag)), rendered or not (work-item dependent)
+    loops_[size_t(id)].fp_num = num;
+    loops_[size_t(id)].fp_den = Poly::constant(mag);
     if (num.is_constant()) {
       int64_t n = num.constant_value() / mag;
       if (num.constant_value() < 0) n = 0;
@@ -1804,6 +1868,425 @@ class KernelAnalyzer {
     out.insert(at.name);
   }
 
+
+  // ---------------------------------------------------------------------------------------------------------------
+  // Memory footprint (docs/features.md): accesses through global/constant pointer arguments as byte-offset
+  // polynomials, and ranges of the atoms they use. Anything that cannot be bounded makes the argument (or, for
+  // control flow the analysis does not model, every argument) "whole".
+  struct FpAccess {
+    Poly addr;
+    int64_t size = 0;
+    bool write = false;
+    clang::SourceLocation loc;
+  };
+  struct ARange {
+    bool ok = false;
+    std::string lo, hi;
+    bool point = false;         ///< one value per launch (lo == hi)
+    bool nonneg = false;        ///< every value is >= 0
+    std::string why;
+  };
+  static constexpr size_t kMaxFpAccesses = 256;
+
+  std::string loc_str(clang::SourceLocation loc) const {
+    if (loc.isInvalid()) loc = kernel_->getLocation();
+    if (loc.isValid()) {
+      const auto p = sm_.getPresumedLoc(sm_.getFileLoc(loc));
+      if (p.isValid()) return std::string(p.getFilename()) + ":" + std::to_string(p.getLine());
+    }
+    return out_.file;
+  }
+  bool fp_arg(int b) const {
+    if (b < 0 || size_t(b) >= objects_.size()) return false;
+    const MemObj& o = objects_[size_t(b)];
+    return o.arg >= 0 && size_t(o.arg) < out_.args.size() && out_.args[size_t(o.arg)].is_pointer &&
+           (o.space == Space::global || o.space == Space::constant);
+  }
+  void fp_mark(int arg, clang::SourceLocation loc, const std::string& why) {
+    if (arg < 0 || size_t(arg) >= fp_whole_.size() || !fp_whole_[size_t(arg)].empty()) return;
+    fp_whole_[size_t(arg)] = loc_str(loc) + ": " + why;
+  }
+  void fp_poison(clang::SourceLocation loc, const std::string& why) {
+    if (fp_poison_.empty()) fp_poison_ = loc_str(loc) + ": " + why;
+  }
+  /// A pointer used in a way the footprint does not follow: its arguments are whole; one of unknown origin that may
+  /// point to global memory makes every argument whole.
+  void fp_escape(const Val& v, clang::SourceLocation loc, const std::string& why) {
+    bool any = false;
+    for (int b : v.bases)
+      if (fp_arg(b)) {
+        fp_mark(objects_[size_t(b)].arg, loc, why);
+        any = true;
+      }
+    if (!any && v.bases.empty()) fp_poison(loc, why + " (a pointer of unknown origin)");
+  }
+  void fp_record(const LV& l, Space space, Access kind) {
+    bool any = false;
+    for (int b : l.addr.bases) {
+      if (!fp_arg(b)) continue;
+      any = true;
+      const int a = objects_[size_t(b)].arg;
+      if (!fp_whole_[size_t(a)].empty()) continue;
+      if (l.addr.bases.size() > 1) {
+        fp_mark(a, l.loc, "the pointer may point into several buffers");
+      } else if (l.addr.p.bad()) {
+        fp_mark(a, l.loc, "address is not a polynomial");
+      } else if (l.size <= 0) {
+        fp_mark(a, l.loc, "access of unknown size");
+      } else {
+        auto& list = fp_acc_[size_t(a)];
+        for (int w = 0; w < 2; ++w) {
+          if ((w == 0 && kind == Access::store) || (w == 1 && kind == Access::load)) continue;
+          const bool dup = std::any_of(list.begin(), list.end(), [&](const FpAccess& x) {
+            return x.write == (w == 1) && x.size == l.size && x.addr == l.addr.p;
+          });
+          if (dup) continue;
+          if (list.size() >= kMaxFpAccesses) {
+            fp_mark(a, l.loc, "more than " + std::to_string(kMaxFpAccesses) + " distinct accesses");
+            break;
+          }
+          list.push_back(FpAccess{l.addr.p, l.size, w == 1, l.loc});
+        }
+      }
+    }
+    if (!any && l.addr.bases.empty() &&
+        (space == Space::global || space == Space::constant || space == Space::unknown))
+      fp_poison(l.loc, "access through a pointer of unknown origin");
+  }
+  /// A store through a pointer to a tracked variable (p = &x; *p = v): x's value is no longer known.
+  void forget_pointees(const Val& addr) {
+    if (dry_) return;
+    for (int b : addr.bases) {
+      auto it = object_vars_.find(b);
+      if (it == object_vars_.end()) continue;
+      const Val old = get(EnvKey{it->second, -1});
+      Val v = opaque(deps(old));
+      v.ptr = old.ptr;
+      v.bases = old.bases;
+      set_whole(it->second, v);
+    }
+  }
+  /// An integer conversion to fewer than 32 bits (or a saturating one) may change the value; the footprint assumes
+  /// index arithmetic does not wrap, so a wrapped value that is not already opaque makes every argument whole.
+  void check_narrowing(const Val& v, clang::QualType t, clang::SourceLocation loc, bool saturating = false) {
+    if (v.ptr || v.p.bad() || t.isNull() || !t->isIntegerType() || t->isBooleanType()) return;
+    const uint64_t w = ctx_.getIntWidth(t);
+    if (w >= 32 && !saturating) return;
+    if (v.p.is_constant()) {
+      const int64_t c = v.p.constant_value();
+      if (w >= 64) return;
+      const bool sig = t->isSignedIntegerType();
+      const int64_t lo = sig ? -(int64_t(1) << (w - 1)) : 0;
+      const int64_t hi = sig ? (int64_t(1) << (w - 1)) - 1 : int64_t((uint64_t(1) << w) - 1);
+      if (c >= lo && c <= hi) return;
+    } else {
+      bool all_opaque = true;
+      for (const auto& [m, c] : v.p.terms())
+        for (AtomId a : m) all_opaque = all_opaque && atoms_[a].kind == AtomKind::opaque;
+      if (all_opaque) return;
+    }
+    fp_poison(loc, saturating ? "saturating integer conversion" : "narrowing integer conversion (may wrap)");
+  }
+  void check_case(const clang::Stmt* s) {
+    if (switch_entry_.empty()) return;
+    const auto& [before, loops] = switch_entry_.back();
+    bool same = loops == loop_stack_.size();
+    for (auto it = before->begin(); same && it != before->end(); ++it) {
+      auto e = env_.find(it->first);
+      same = e != env_.end() && e->second.p == it->second.p && e->second.bases == it->second.bases;
+    }
+    if (!same) fp_poison(s->getBeginLoc(), "a switch case reached with values an earlier case changed");
+  }
+  static bool has_continue(const clang::Stmt* s, int depth) {
+    if (!s) return false;
+    if (depth > kMaxDepth) return true;
+    if (llvm::isa<clang::ContinueStmt>(s)) return true;
+    if (llvm::isa<clang::ForStmt>(s) || llvm::isa<clang::WhileStmt>(s) || llvm::isa<clang::DoStmt>(s)) return false;
+    for (const clang::Stmt* c : s->children())
+      if (has_continue(c, depth + 1)) return true;
+    return false;
+  }
+  /// c * a product of launch sizes (global_size_d, local_size_d, num_groups_d), c > 0: positive at launch.
+  bool positive_launch(const Poly& p) const {
+    if (p.bad() || p.terms().size() != 1) return false;
+    const auto& [m, c] = *p.terms().begin();
+    if (c <= 0 || m.empty()) return false;
+    for (AtomId a : m) {
+      const auto& at = atoms_[a];
+      if (at.kind != AtomKind::launch || !(starts_with(at.name, "global_size_") ||
+                                           starts_with(at.name, "local_size_") || starts_with(at.name, "num_groups_")))
+        return false;
+    }
+    return true;
+  }
+  static bool launch_size_name(const std::string& n) {
+    return starts_with(n, "global_size_") || starts_with(n, "local_size_") || starts_with(n, "num_groups_") ||
+           starts_with(n, "global_offset_") || n == "work_dim";
+  }
+
+  static std::string fp_term(int64_t c, const std::vector<std::string>& factors, bool first) {
+    std::string t;
+    int64_t mag = c;
+    if (!first) {
+      t = c < 0 ? " - " : " + ";
+      if (c < 0) mag = c == INT64_MIN ? c : -c;
+    }
+    bool need_coef = factors.empty() || mag != 1;
+    if (first && c == -1 && !factors.empty()) {
+      t = "-";
+      need_coef = false;
+    }
+    if (need_coef) t += std::to_string(mag);
+    for (size_t i = 0; i < factors.size(); ++i) t += (need_coef || i > 0 ? "*" : "") + factors[i];
+    return t;
+  }
+
+  /// Lower (upper = false) or upper bound of p over the atoms' ranges, as an expression; nullopt (why set) when a
+  /// monomial is not bounded this way. `nonneg`: p >= 0 everywhere.
+  std::optional<std::string> fp_bound(const Poly& p, bool upper, int depth, bool& nonneg, std::string& why) {
+    nonneg = true;
+    if (p.bad()) {
+      why = "value is not a polynomial";
+      return std::nullopt;
+    }
+    std::string out;
+    std::vector<std::pair<int64_t, std::vector<std::string>>> terms;
+    for (const auto& [m, c] : p.terms()) {
+      std::vector<std::string> factors;
+      const ARange* ranged = nullptr;
+      bool points_nonneg = true;
+      for (AtomId a : m) {
+        const ARange& r = atom_range(a, depth + 1);
+        if (!r.ok) {
+          why = r.why;
+          return std::nullopt;
+        }
+        if (r.point) {
+          factors.push_back(r.lo);
+          points_nonneg = points_nonneg && r.nonneg;
+        } else if (ranged) {
+          why = "a bound needs a product of varying values";
+          return std::nullopt;
+        } else {
+          ranged = &r;
+        }
+      }
+      if (ranged) {
+        if (!points_nonneg) {
+          why = "a bound needs the sign of a kernel argument";
+          return std::nullopt;
+        }
+        factors.push_back("(" + ((c > 0) == upper ? ranged->hi : ranged->lo) + ")");
+        nonneg = nonneg && c > 0 && ranged->nonneg;
+      } else {
+        nonneg = nonneg && c > 0 && points_nonneg;
+      }
+      terms.emplace_back(c, std::move(factors));
+    }
+    // Constant term last.
+    std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+      return !a.second.empty() && b.second.empty();
+    });
+    for (size_t i = 0; i < terms.size(); ++i) out += fp_term(terms[i].first, terms[i].second, i == 0);
+    return out.empty() ? std::string("0") : out;
+  }
+  std::optional<std::string> fp_point(const Poly& p, int depth) {
+    bool nn = false;
+    std::string why;
+    return fp_bound(p, true, depth, nn, why);
+  }
+
+  const ARange& atom_range(AtomId a, int depth) {
+    auto it = fp_ranges_.find(a);
+    if (it != fp_ranges_.end()) return it->second;
+    ARange& r = fp_ranges_[a];
+    r.why = "a value nested too deeply";  // also what a cycle would see
+    if (depth > 24) return r;
+    ARange v;
+    const auto& at = atoms_[a];
+    const std::string& n = at.name;
+    auto dim = [&]() -> std::string {
+      const auto o = n.rfind('(');
+      return o == std::string::npos || o + 2 > n.size() ? std::string("0") : n.substr(o + 1, 1);
+    };
+    switch (at.kind) {
+      case AtomKind::work_item:
+        v.ok = v.nonneg = true;
+        if (starts_with(n, "get_global_id(")) {
+          v.lo = "gid_lo_" + dim();
+          v.hi = "gid_hi_" + dim();
+        } else {
+          v.lo = "0";
+          v.hi = "local_size_" + dim() + "-1";
+        }
+        break;
+      case AtomKind::launch:
+        if (starts_with(n, "group_id_")) {
+          v.ok = v.nonneg = true;
+          v.lo = "group_lo_" + n.substr(9);
+          v.hi = "group_hi_" + n.substr(9);
+        } else if (launch_size_name(n)) {
+          v.ok = v.nonneg = v.point = true;
+          v.lo = v.hi = n;
+        } else {
+          v.why = "address depends on '" + n + "'";
+        }
+        break;
+      case AtomKind::param:
+        if (int_params_.count(a)) {
+          v.ok = v.point = true;
+          v.lo = v.hi = n;
+        } else {
+          v.why = "address depends on '" + n + "', which is not an integer kernel argument";
+        }
+        break;
+      case AtomKind::symbol:
+        v.why = "address depends on '" + n + "', whose value the analysis does not know";
+        break;
+      case AtomKind::opaque:
+        v.why = at.loaded ? "address depends on a loaded value"
+                          : "address depends on a value the analysis does not track (merged at a branch, changed "
+                            "in a loop, or not a polynomial)";
+        break;
+      case AtomKind::iter: {
+        const LoopRec* lr = nullptr;
+        for (const auto& l : loops_)
+          if (l.iter == a) lr = &l;
+        if (!lr) {
+          v.why = "unknown loop";
+          break;
+        }
+        const std::string line = std::to_string(lr->info.line);
+        if (!lr->fp_unsafe.empty()) {
+          v.why = lr->fp_unsafe;
+        } else if (lr->info.trip.kind == TripCount::Kind::constant) {
+          v.ok = v.nonneg = true;
+          v.lo = "0";
+          v.hi = std::to_string(std::max<int64_t>(lr->info.trip.value, 1) - 1);
+        } else if (lr->fp_known) {
+          bool nn = false;
+          std::string why;
+          const Poly num = lr->fp_num, den = lr->fp_den;
+          const auto u = fp_bound(num, true, depth, nn, why);
+          const auto d = fp_point(den, depth);
+          if (!u || !d) {
+            v.why = "the trip count of the loop at line " + line + " cannot be bounded (" + why + ")";
+          } else {
+            v.ok = v.nonneg = true;
+            v.lo = "0";
+            v.hi = *d == "1" ? "(" + *u + ")-1" : "(" + *u + ")/(" + *d + ")-1";
+          }
+        } else {
+          v.why = "the loop at line " + line + " has an unknown trip count";
+        }
+        break;
+      }
+      case AtomKind::quot: {
+        auto q = quots_.find(a);
+        if (q == quots_.end()) {
+          v.why = "address depends on a quotient";
+          break;
+        }
+        const Poly num = q->second.first, den = q->second.second;
+        bool nn_lo = false, nn_hi = false;
+        std::string why;
+        const auto lo = fp_bound(num, false, depth, nn_lo, why);
+        const auto hi = lo ? fp_bound(num, true, depth, nn_hi, why) : std::nullopt;
+        if (!lo || !hi) {
+          v.why = "address depends on the quotient " + n + ", which cannot be bounded (" + why + ")";
+          break;
+        }
+        std::optional<std::string> d;
+        if (den.is_constant() && den.constant_value() > 0)
+          d = std::to_string(den.constant_value());
+        else if (positive_launch(den))
+          d = fp_point(den, depth);
+        if (d) {
+          // floor or truncation (>>, & and / share the atom): both lie in [lo/d - 1, hi/d], exactly [lo/d, hi/d]
+          // for a non-negative numerator.
+          v.ok = true;
+          v.nonneg = nn_lo;
+          v.lo = "(" + *lo + ")/(" + *d + ")" + (nn_lo ? "" : "-1");
+          v.hi = "(" + *hi + ")/(" + *d + ")";
+        } else if (nn_lo) {
+          v.ok = true;  // |a / b| <= a for a >= 0 and any non-zero b
+          v.lo = "-(" + *hi + ")";
+          v.hi = "(" + *hi + ")";
+        } else {
+          v.why = "address depends on the quotient " + n + " by a value of unknown sign";
+        }
+        break;
+      }
+    }
+    r = std::move(v);
+    return r;
+  }
+
+  void footprint() {
+    Footprint& fp = out_.footprint;
+    std::map<std::string, AtomId> names;
+    std::map<AtomId, std::string> named;
+    auto name_of = [&](AtomId a) {
+      auto it = named.find(a);
+      if (it != named.end()) return it->second;
+      std::string n = atoms_[a].name.empty() ? "v" + std::to_string(a) : atoms_[a].name;
+      if (names.count(n)) n += "#" + std::to_string(a);
+      names[n] = a;
+      named[a] = n;
+      return n;
+    };
+    for (size_t i = 0; i < out_.args.size() && i < objects_.size(); ++i) {
+      if (!fp_arg(int(i))) continue;
+      ArgFootprint af;
+      af.name = out_.args[i].name;
+      if (!out_.complete || stopped_) {
+        af.whole = true;
+        af.why = loc_str({}) + ": the analysis of the kernel is incomplete";
+      } else if (!fp_poison_.empty()) {
+        af.whole = true;
+        af.why = fp_poison_;
+      } else if (!fp_whole_[i].empty()) {
+        af.whole = true;
+        af.why = fp_whole_[i];
+      } else {
+        for (const FpAccess& x : fp_acc_[i]) {
+          FootprintAccess fa;
+          fa.write = x.write;
+          fa.bytes = x.size;
+          for (const auto& [m, c] : x.addr.terms()) {
+            FootprintTerm t;
+            t.coef = c;
+            for (AtomId a : m) {
+              const ARange& r = atom_range(a, 0);
+              if (!r.ok) {
+                af.whole = true;
+                af.why = loc_str(x.loc) + ": " + r.why;
+                break;
+              }
+              t.atoms.push_back(name_of(a));
+            }
+            if (af.whole) break;
+            fa.terms.push_back(std::move(t));
+          }
+          if (af.whole) break;
+          // constant term last
+          std::stable_sort(fa.terms.begin(), fa.terms.end(), [](const FootprintTerm& p, const FootprintTerm& q) {
+            return !p.atoms.empty() && q.atoms.empty();
+          });
+          af.accesses.push_back(std::move(fa));
+        }
+        if (af.whole) af.accesses.clear();
+      }
+      if (!af.whole)
+        for (const auto& acc : af.accesses)
+          for (const auto& t : acc.terms)
+            for (const auto& an : t.atoms) {
+              const ARange& r = atom_range(names.at(an), 0);
+              fp.ranges[an] = {r.lo, r.hi};
+            }
+      fp.args.push_back(std::move(af));
+    }
+  }
   // ---------------------------------------------------------------------------------------------------------------
   void setup_args() {
     const auto& policy = ctx_.getPrintingPolicy();
@@ -1836,6 +2319,8 @@ class KernelAnalyzer {
       objects_.push_back(o);
       out_.args.push_back(std::move(a));
     }
+    fp_whole_.assign(out_.args.size(), std::string());
+    fp_acc_.assign(out_.args.size(), {});
   }
 
   void finish() {
@@ -1859,6 +2344,7 @@ class KernelAnalyzer {
         ++out_.args_write_only;
     }
     bytes_expression();
+    footprint();
   }
 
   /// global_bytes_per_item(_expr): sum over loop chains of bytes x trip counts.
@@ -1910,6 +2396,9 @@ class KernelAnalyzer {
   struct LoopRec {
     LoopInfo info;
     AtomId iter = 0;
+    bool fp_known = false;  ///< the trip count is at most floor(fp_num / fp_den), fp_den > 0
+    Poly fp_num, fp_den;
+    std::string fp_unsafe;  ///< why the iteration counter cannot be bounded by the trip count
   };
 
   static constexpr int kMaxDepth = 256;
@@ -1945,6 +2434,15 @@ class KernelAnalyzer {
   std::vector<Frame*> frames_;
   std::map<std::vector<int>, int64_t> bytes_;
   std::set<const clang::Decl*> reported_;
+  // footprint
+  std::map<int, const clang::VarDecl*> object_vars_;
+  std::vector<std::vector<FpAccess>> fp_acc_;  ///< per argument
+  std::vector<std::string> fp_whole_;           ///< per argument: why it is whole (empty: not)
+  std::string fp_poison_;                       ///< why every argument is whole (empty: none)
+  std::map<AtomId, std::pair<Poly, Poly>> quots_;
+  std::set<AtomId> int_params_;
+  std::map<AtomId, ARange> fp_ranges_;
+  std::vector<std::pair<const Env*, size_t>> switch_entry_;
 };
 
 }  // namespace
@@ -1983,6 +2481,20 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
         f.complete = false;
     // The analysis asks Clang about types, layouts and constants of possibly broken code: run it crash-isolated too.
     KernelFeatures partial = f;
+    // If the analysis crashes, the footprint still names every global/constant pointer argument (as whole).
+    detail::run_safely([&] {
+      for (const clang::ParmVarDecl* pd : k->parameters()) {
+        const clang::QualType t = pd->getType();
+        if (t.isNull() || !t->isPointerType()) continue;
+        const auto as = t->getPointeeType().getAddressSpace();
+        if (as == clang::LangAS::opencl_local || as == clang::LangAS::opencl_private) continue;
+        ArgFootprint a;
+        a.name = pd->getName().str();
+        a.whole = true;
+        a.why = f.file + ":" + std::to_string(f.line) + ": the analysis of the kernel crashed";
+        partial.footprint.args.push_back(std::move(a));
+      }
+    });
     std::vector<Diagnostic> kernel_diags;
     const bool survived = detail::run_safely([&] {
       KernelAnalyzer a(ctx, k, f, kernel_diags, options.time_limit_ms, guessed);

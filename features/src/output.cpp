@@ -89,6 +89,31 @@ nlohmann::ordered_json kernel_json(const KernelFeatures& k) {
                           {"trip", trip},
                           {"divergent", l.divergent}});
   }
+  nlohmann::ordered_json fp;
+  fp["args"] = nlohmann::ordered_json::object();
+  for (const auto& a : k.footprint.args) {
+    nlohmann::ordered_json ja;
+    ja["whole"] = a.whole;
+    if (a.whole) {
+      ja["why"] = a.why;
+    } else {
+      ja["accesses"] = nlohmann::ordered_json::array();
+      for (const auto& acc : a.accesses) {
+        nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+        for (const auto& t : acc.terms) {
+          nlohmann::ordered_json term = nlohmann::ordered_json::array();
+          term.push_back(t.coef);
+          for (const auto& at : t.atoms) term.push_back(at);
+          terms.push_back(std::move(term));
+        }
+        ja["accesses"].push_back({{"write", acc.write}, {"bytes", acc.bytes}, {"terms", std::move(terms)}});
+      }
+    }
+    fp["args"][a.name] = std::move(ja);
+  }
+  fp["ranges"] = nlohmann::ordered_json::object();
+  for (const auto& [name, r] : k.footprint.ranges) fp["ranges"][name] = {r.first, r.second};
+  j["footprint"] = std::move(fp);
   return j;
 }
 

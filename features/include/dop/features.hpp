@@ -66,6 +66,32 @@ struct LoopInfo {
   bool divergent = false;  ///< the trip count depends on the work-item id
 };
 
+/// Memory footprint (docs/features.md, "Memory footprint"): for every __global/__constant pointer argument, the
+/// symbolic byte offsets of all accesses through it, as sums of terms over named atoms, and a range expression per
+/// atom, so that a runtime can bound by interval arithmetic the bytes that a range of work-items may touch.
+struct FootprintTerm {
+  int64_t coef = 0;
+  std::vector<std::string> atoms;  ///< the product of these atoms (repeated for powers); empty: the constant coef
+};
+struct FootprintAccess {
+  bool write = false;  ///< store (an atomic gives a read and a write access)
+  int64_t bytes = 0;   ///< size of the access (a whole vector for vloadN/vstoreN)
+  std::vector<FootprintTerm> terms;  ///< byte offset from the argument's base pointer: the sum of the terms
+};
+struct ArgFootprint {
+  std::string name;
+  bool whole = false;  ///< the accesses cannot be bounded: assume the whole buffer is read and written
+  std::string why;     ///< when whole: "file:line: reason"
+  std::vector<FootprintAccess> accesses;  ///< when not whole (empty: never accessed)
+};
+struct Footprint {
+  std::vector<ArgFootprint> args;  ///< in argument order, global and constant pointer arguments only
+  /// Atom name -> [lo, hi] integer expressions (dop::pred::evaluate_expr syntax) over kernel scalar arguments,
+  /// launch constants (global_size_d, local_size_d, num_groups_d, global_offset_d, work_dim) and the chunk's
+  /// gid_lo_d/gid_hi_d, group_lo_d/group_hi_d. Every atom used in a term has one.
+  std::map<std::string, std::pair<std::string, std::string>> ranges;
+};
+
 /// Features of one kernel. Field names are the stable keys of to_json/to_csv (see feature_keys()).
 struct KernelFeatures {
   std::string name;
@@ -116,6 +142,8 @@ struct KernelFeatures {
   std::vector<ArgInfo> args;
   std::vector<LoopInfo> loop_list;
   bool complete = true;  ///< false when the kernel had compile errors or the analysis hit its time limit
+  /// Per-argument memory footprint (in to_json as "footprint"; not a model feature, not in to_csv).
+  Footprint footprint;
 
   /// The numeric features in feature_keys() order (null global_bytes_per_item as NaN).
   std::vector<std::pair<std::string, double>> values() const;
