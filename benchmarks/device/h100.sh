@@ -2,7 +2,7 @@
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, trial. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, trial. Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
@@ -31,9 +31,26 @@ for exp in "$@"; do
       $dop characterize --name h100-xeon16 --out "$OUT/platform.json" | tee "$OUT/characterize.txt"
       ;;
     split)  # dynamic at all cores + whole GPU vs the best of 19 static splits, every real kernel (one organisation)
+      # With bundles, copies are the slices the footprints allow, and dynamic is also timed with whole copies.
       size=${SPLIT_SIZE:-paper}
+      bundles=()
+      [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
       timeout "${SPLIT_TIMEOUT:-400}" $dop bench split $(ls kernels/*/*_${size}_*wg256.json kernels/*/*_${size}_*wg16x16.json) \
-        --repeat "${SPLIT_REPEAT:-5}" --out "$OUT/split.json" | tee "$OUT/split.txt"
+        --repeat "${SPLIT_REPEAT:-5}" "${bundles[@]}" --out "$OUT/split.json" | tee "$OUT/split.txt"
+      ;;
+    malleable)  # the malleable GPU form's own cost: GPU only at 8/8, resident data, original kernel vs malleable form
+      size=${SPLIT_SIZE:-sweep}
+      printf "%-34s %12s %12s %8s\n" workload original_ms malleable_ms ratio | tee "$OUT/malleable.txt"
+      for spec in $(ls kernels/*/*_${size}_*wg256.json kernels/*/*_${size}_*wg16x16.json); do
+        file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$spec")
+        b=.device/bundles/$file.json
+        [ -f "$b" ] || continue
+        run() { timeout 120 $dop run "$spec" --config 0,1 --memory resident --repeat "${MALLEABLE_REPEAT:-7}" \
+                  --bundle "$b" --json "$@" | sed -n 's/.*"median": *\([0-9.e+-]*\).*/\1/p' | head -1; }
+        o=$(run); m=$(run --malleable-at-full)
+        r=$(awk -v o="$o" -v m="$m" 'BEGIN { if (o > 0) printf "%.3f", m / o; else print "-" }')
+        printf "%-34s %12s %12s %8s\n" "$(basename "$spec" .json)" "$o" "$m" "$r" | tee -a "$OUT/malleable.txt"
+      done
       ;;
     trial)  # a timed sample of the sweep: synthetic workloads and every real kernel, at the full grid
       # Malleable GPU forms come from bundles made with Clang beforehand (benchmarks/device/make_bundles.sh).
