@@ -251,5 +251,17 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   INFO(r.out);
   CHECK(r.out.find("vecadd: OK") != std::string::npos);
   CHECK(r.out.find("DOP_CONFIG=auto needs DOP_MODEL") != std::string::npos);
+  // The same through dop exec.
+  const std::string dop = dop::test::dop_binary();
+  r = run_command("'" + dop + "' exec --config auto --model '" + model + "' --bundles '" + dir + "/b' --log -- '" +
+                  app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 1);
+  CHECK(field(lines[0], "auto") == "model");
+  r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
+  CHECK(r.rc == 1);
+  CHECK(r.out.find("--config auto needs --model") != std::string::npos);
 }
 #endif

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -31,6 +32,7 @@ struct ExecFlags {
   std::string config;
   std::string memory;
   std::string lib;
+  std::string bundles, model;
   bool log = false;
   DeviceFlags devices;
   std::vector<std::string> command;
@@ -71,7 +73,14 @@ std::string find_library(const std::string& flag) {
 }
 
 [[noreturn]] void run_exec(const ExecFlags& f) {
-  if (!f.config.empty()) parse_config(f.config);  // fail here, not in the application
+  if (f.config == "auto") {  // fail here, not in the application
+    if (f.model.empty() && !std::getenv("DOP_MODEL")) throw std::invalid_argument("--config auto needs --model M.json");
+  } else if (!f.config.empty()) {
+    parse_config(f.config);
+  }
+  if (!f.bundles.empty() && !std::filesystem::is_directory(f.bundles))
+    throw std::invalid_argument("--bundles '" + f.bundles + "' is not a folder");
+  if (!f.model.empty()) pred::Model::load(f.model);  // a corrupt model is named here
   if (!f.memory.empty()) parse_memory_mode(f.memory);
   const std::string lib = find_library(f.lib);
   std::string preload = lib;
@@ -82,6 +91,8 @@ std::string find_library(const std::string& flag) {
   if (!f.config.empty()) setenv("DOP_CONFIG", f.config.c_str(), 1);
   if (!f.memory.empty()) setenv("DOP_MEMORY", f.memory.c_str(), 1);
   if (f.log) setenv("DOP_LOG", "1", 1);
+  if (!f.bundles.empty()) setenv("DOP_BUNDLES", absolute(f.bundles).c_str(), 1);
+  if (!f.model.empty()) setenv("DOP_MODEL", absolute(f.model).c_str(), 1);
   if (!f.devices.cpu.empty()) setenv("DOP_CPU", f.devices.cpu.c_str(), 1);
   if (!f.devices.gpu.empty()) setenv("DOP_GPU", f.devices.gpu.c_str(), 1);
   std::vector<char*> argv;
@@ -101,7 +112,12 @@ void add_exec(CLI::App& app) {
       "exec", "Run an unmodified OpenCL application with its kernels under dop (LD_PRELOAD of libdop_intercept.so)");
   auto f = std::make_shared<ExecFlags>();
   cmd->add_option("--config", f->config,
-                  "CPU,GPU utilisations in [0,1] for every kernel [env DOP_CONFIG; default all cores, whole GPU]");
+                  "CPU,GPU utilisations in [0,1] for every kernel, or auto (the --model chooses) [env DOP_CONFIG; "
+                  "default all cores, whole GPU]");
+  cmd->add_option("--bundles", f->bundles,
+                  "Kernel bundles (dop bundle) of the app's kernels: malleable forms, footprints, code features "
+                  "[env DOP_BUNDLES]");
+  cmd->add_option("--model", f->model, "Model (dop train) for --config auto [env DOP_MODEL]");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident [env DOP_MEMORY; default auto]");
   cmd->add_flag("--log", f->log,
                 "One line per kernel launch on stderr: config, work-groups per device, time, or "
