@@ -90,13 +90,13 @@ TEST_CASE("sliced copies: a sample of synthetic workloads into poisoned GPU buff
   const auto set = syn::paper_set();
   const std::vector<Config> configs{{1, 1}, {0.5, 0.5}, {0.25, 1}, {1, 0.125}, {0, 1}};
   size_t n = 0, sliced = 0;
-  for (size_t i = 0; i < set.size(); i += 37) {
+  for (size_t i = 0; i < set.size(); i += 73) {
     const syn::Workload w = syn::generate(set[i], 0.004);
     const double half = run_sliced(w.spec, w.source, run_reference(w.spec), configs);
     if (half < 0.95) ++sliced;
     ++n;
   }
   std::printf("synthetic: %zu workloads, %zu sent the GPU less than everything at a 50:50 split\n", n, sliced);
-  CHECK(n >= 30);
+  CHECK(n >= 16);
   CHECK(sliced > 0);
 }
