@@ -731,6 +731,22 @@ struct Executor::Impl {
     const unsigned idle_cores =
         sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - (cpu ? res.cpu_cores : 0))) : hw;
     const unsigned copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
+    // One piece of an input to the GPU: copied into its pinned staging memory (allocated before the copy threads
+    // start, so the lookup is read-only) where there is some, and its DMA enqueued at once.
+    auto send_piece = [&](const Piece& p) {
+      const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
+      const auto pin = gpu->pinned_in.find(p.arg);
+      if (pin != gpu->pinned_in.end()) {
+        unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
+        std::memcpy(dst, src, p.bytes);
+        src = dst;
+      }
+      cl_event ev = nullptr;
+      cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0, nullptr,
+                                     &ev),
+                "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
+      return cl::Event(ev);
+    };
     // Inputs to the GPU, run by its driver thread while the CPU already computes: each piece is copied into pinned
     // memory (by several threads) and its DMA enqueued at once, so the link works while the next piece is copied.
     // Staging stops as soon as the work list is empty: the CPU took everything, and the GPU needs no inputs (with
@@ -765,20 +781,8 @@ struct Executor::Impl {
             return;
           }
         }
-        const Piece& p = pieces[k];
-        const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
-        const auto pin = gpu->pinned_in.find(p.arg);  // read-only lookups: allocated before the threads started
-        if (pin != gpu->pinned_in.end()) {
-          unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
-          std::memcpy(dst, src, p.bytes);
-          src = dst;
-        }
-        cl_event ev = nullptr;
-        cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0,
-                                       nullptr, &ev),
-                  "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
-        events[k] = cl::Event(ev);
-        staged += p.bytes;
+        events[k] = send_piece(pieces[k]);
+        staged += pieces[k].bytes;
       });
       cl::check(clFlush(gpu->queue.get()), "clFlush");
       // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
@@ -822,21 +826,7 @@ struct Executor::Impl {
         const auto pieces = make_pieces(segments, copy_threads);
         for (const auto& g : segments) gpu->pinned(gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
         std::vector<cl::Event> events(pieces.size());
-        for_pieces(pieces.size(), copy_threads, [&](size_t k) {
-          const Piece& p = pieces[k];
-          const unsigned char* src = static_cast<const unsigned char*>(args[p.arg].data()) + p.offset;
-          const auto pin = gpu->pinned_in.find(p.arg);
-          if (pin != gpu->pinned_in.end()) {
-            unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
-            std::memcpy(dst, src, p.bytes);
-            src = dst;
-          }
-          cl_event ev = nullptr;
-          cl::check(clEnqueueWriteBuffer(gpu->queue.get(), gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0,
-                                         nullptr, &ev),
-                    "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
-          events[k] = cl::Event(ev);
-        });
+        for_pieces(pieces.size(), copy_threads, [&](size_t k) { events[k] = send_piece(pieces[k]); });
         for (const auto& g : segments) res.h2d_bytes += g.bytes;
         res.h2d_ms += ms_since(ts);
         return std::move(events.front());
