@@ -301,6 +301,13 @@ class WorkList {
     std::lock_guard<std::mutex> l(m_);
     return front_;
   }
+  // Returns units [b, e), the last ones take_back gave, to the list (the GPU gave up before running them).
+  bool untake_back(size_t b, size_t e) {
+    std::lock_guard<std::mutex> l(m_);
+    if (back_ != b) return false;
+    back_ = e;
+    return true;
+  }
 
  private:
   std::mutex m_;
@@ -308,6 +315,9 @@ class WorkList {
 };
 
 // Measured throughput (units per ms) of both devices, shared between the driver threads for end-game sizing.
+// Thrown by a chunk's `before` step when the device gives up the chunk (and the rest) to the other device.
+struct GiveUp {};
+
 struct Rates {
   std::mutex m;
   double cpu = 0, gpu = 0;
@@ -555,8 +565,9 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> l(rates.m);
       (is_cpu ? rates.cpu_parked : rates.gpu_parked) = v;
     };
+    bool gave_up = false;
     for (;;) {
-      while (inflight.size() < 2) {
+      while (!gave_up && inflight.size() < 2) {
         size_t want = plan();
         if (want == 0) break;
         // The GPU claims whole spec work-groups where it can: finer ones would leave its compute units idle.
@@ -564,7 +575,14 @@ struct Executor::Impl {
         const auto [b, e] = is_cpu ? wl.take_front(want) : wl.take_back(want);
         if (b == e) break;
         InFlight f{{}, {}, e - b};
-        if (before) f.first = before(b, e);
+        if (before) {
+          try {
+            f.first = before(b, e);
+          } catch (const GiveUp&) {  // the chunk went back to the list, for the other device
+            gave_up = true;
+            break;
+          }
+        }
         const auto pieces = chunk_pieces(b, e, is_cpu);
         for (const auto& [pb, pe, whole] : pieces) {
           chunk_geometry(pb, pe, whole, offset, global, chunk_local);
@@ -581,7 +599,17 @@ struct Executor::Impl {
         st.chunks++;
       }
       if (inflight.empty()) {
-        if (wl.remaining() == 0) break;
+        // Done when the list is empty; decided under the rates lock, so that a device giving a chunk back sees
+        // whether this one is still there to take it.
+        bool done = gave_up;
+        {
+          std::lock_guard<std::mutex> l(rates.m);
+          if (wl.remaining() == 0) {
+            (is_cpu ? rates.cpu_active : rates.gpu_active) = false;
+            done = true;
+          }
+        }
+        if (done) break;
         // Declined the tail: wait while the other device works; take over if it stops with work left.
         set_parked(true);
         bool other_active;
@@ -801,9 +829,15 @@ struct Executor::Impl {
     // enqueued ahead of the kernel. The GPU claims from the back of the work list, so what it has stays one range.
     std::vector<ByteRange> staged(spec.args.size());
     std::function<cl::Event(size_t, size_t)> stage_chunk;
+    size_t chunk_bytes_staged = 0;  // staging rate of this launch's chunks so far
+    double chunk_staging_ms = 0;
+    Rates* rates_ref = nullptr;     // set below, before the GPU's driver starts
+    WorkList* wl_ref = nullptr;
+    bool may_give_up_chunks = false;
     if (std::find(sliced.begin(), sliced.end(), 1) != sliced.end())
       stage_chunk = [&](size_t b, size_t e) {
         const auto need = footprint_ranges(opt.footprint, spec, args, local, b * unit_items, e * unit_items);
+        const std::vector<ByteRange> before_chunk = staged;
         std::vector<Piece> segments;
         for (size_t i = 0; i < spec.args.size(); ++i) {
           if (!sliced[i]) continue;
@@ -826,9 +860,51 @@ struct Executor::Impl {
         const auto pieces = make_pieces(segments, copy_threads);
         for (const auto& g : segments) gpu->pinned(gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
         std::vector<cl::Event> events(pieces.size());
-        for_pieces(pieces.size(), copy_threads, [&](size_t k) { events[k] = send_piece(pieces[k]); });
-        for (const auto& g : segments) res.h2d_bytes += g.bytes;
+        // Under dynamic distribution the GPU gives the chunk up, as it gives up whole inputs, when at the CPU's
+        // measured rate the CPU would finish the chunk and what is left before the chunk's inputs had arrived at the
+        // staging rate measured so far (this launch's): the copies would only take memory bandwidth from the CPU.
+        size_t total = 0;
+        for (const auto& g : segments) total += g.bytes;
+        std::atomic<size_t> sent{0};
+        std::atomic<bool> give_up{false};
+        const size_t left = wl_ref->remaining() + (e - b);
+        for_pieces(pieces.size(), copy_threads, [&](size_t k) {
+          if (give_up) return;
+          if (may_give_up_chunks) {
+            double cpu_rate;
+            {
+              std::lock_guard<std::mutex> l(rates_ref->m);
+              cpu_rate = rates_ref->cpu_active ? rates_ref->cpu : 0;
+            }
+            const double bw = chunk_bytes_staged > 0 ? double(chunk_bytes_staged) / chunk_staging_ms
+                              : sent > 0 ? double(sent) / ms_since(ts) : 0;
+            if (cpu_rate > 0 && bw > 0 && double(left) / cpu_rate < double(total - sent) / bw) {
+              give_up = true;
+              return;
+            }
+          }
+          events[k] = send_piece(pieces[k]);
+          sent += pieces[k].bytes;
+        });
+        if (give_up) {
+          {
+            std::lock_guard<std::mutex> l(rates_ref->m);
+            if (rates_ref->cpu_active && wl_ref->untake_back(b, e)) {
+              res.h2d_bytes += sent;
+              res.h2d_ms += ms_since(ts);
+              staged = before_chunk;  // what arrived of this chunk's bytes is not used
+              throw GiveUp{};
+            }
+          }
+          // The CPU has finished: nobody else would run the chunk, so its inputs go after all.
+          for_pieces(pieces.size(), copy_threads, [&](size_t k) {
+            if (!events[k]) events[k] = send_piece(pieces[k]), sent += pieces[k].bytes;
+          });
+        }
+        res.h2d_bytes += sent;
         res.h2d_ms += ms_since(ts);
+        chunk_bytes_staged += total;
+        chunk_staging_ms += ms_since(ts);
         return std::move(events.front());
       };
     if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
@@ -836,6 +912,9 @@ struct Executor::Impl {
 
     WorkList wl(units);
     Rates rates;
+    rates_ref = &rates;
+    wl_ref = &wl;
+    may_give_up_chunks = cpu && static_share < 0;
     rates.cpu_active = cpu != nullptr;
     rates.gpu_active = gpu != nullptr;
     // First chunks: a device alone takes everything in one chunk; together, each starts with a small probe chunk
