@@ -4,18 +4,17 @@
 
 #include <thread>
 
+#include "coexec_support.hpp"
 #include "dop/runtime.hpp"
 
 using namespace dop;
+using dop::test::kSaxpy;
+using dop::test::saxpy_reference;
+using dop::test::saxpy_spec;
+using dop::test::two_devices;
 
 namespace {
 
-cl::Selection two_devices() {
-  auto sel = cl::select_devices(cl::discover(), "pocl:0", "pocl:1");
-  REQUIRE(sel.cpu);
-  REQUIRE(sel.gpu);
-  return sel;
-}
 
 // Every work-item writes what each builtin returns; the host computes what the full launch must give.
 const char* kBuiltins = R"CL(
@@ -74,35 +73,6 @@ void builtins_reference(const Spec& s, std::vector<ArgData>& args) {
     }
 }
 
-const char* kSaxpy = R"CL(
-__kernel void saxpy(__global float* y, __global const float* x, float a, int n) {
-  int i = get_global_id(0);
-  if (i >= n) return;  /* early return */
-  y[i] = a * x[i] + y[i];
-}
-)CL";
-
-Spec saxpy_spec(size_t n, size_t local) {
-  Spec s;
-  s.name = "saxpy";
-  s.kernel_name = "saxpy";
-  s.global = {(n + local - 1) / local * local};
-  s.local = {local};
-  ArgSpec y{"y", ArgKind::buffer, ElemType::f32, n, 0, Access::read_write, true, {}};
-  y.init.fill = Init::Fill::random;
-  y.init.seed = 5;
-  ArgSpec x{"x", ArgKind::buffer, ElemType::f32, n, 0, Access::read, false, {}};
-  x.init.fill = Init::Fill::random;
-  x.init.seed = 6;
-  s.args = {y, x, {"a", ArgKind::scalar, ElemType::f32, 0, 1.5, Access::read, false, {}},
-            {"n", ArgKind::scalar, ElemType::i32, 0, double(n), Access::read, false, {}}};
-  return s;
-}
-
-void saxpy_reference(const Spec&, std::vector<ArgData>& a) {
-  const int n = *a[3].as<int>();
-  for (int i = 0; i < n; ++i) a[0].as<float>()[i] = 1.5f * a[1].as<float>()[i] + a[0].as<float>()[i];
-}
 
 }  // namespace
 

@@ -5,26 +5,16 @@
 #include <cmath>
 #include <memory>
 
+#include "coexec_support.hpp"
 #include "dop/runtime.hpp"
 
 using namespace dop;
+using dop::test::kSaxpy;
+using dop::test::saxpy_reference;
+using dop::test::saxpy_spec;
+using dop::test::two_devices;
 
 namespace {
-
-cl::Selection two_devices() {
-  auto sel = cl::select_devices(cl::discover(), "pocl:0", "pocl:1");
-  REQUIRE(sel.cpu);
-  REQUIRE(sel.gpu);
-  return sel;
-}
-
-const char* kSaxpy = R"CL(
-__kernel void saxpy(__global float* y, __global const float* x, float a, int n) {
-  int i = get_global_id(0);
-  if (i >= n) return;
-  y[i] = a * x[i] + y[i];
-}
-)CL";
 
 // What the analysis proves for saxpy (docs/features.md, "Memory footprint"): y and x at 4 * gid.
 const char* kSaxpyFootprint = R"J({"footprint": {
@@ -32,28 +22,6 @@ const char* kSaxpyFootprint = R"J({"footprint": {
                                               {"write": true, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]},
            "x": {"whole": false, "accesses": [{"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]}},
   "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"]}}})J";
-
-Spec saxpy_spec(size_t n, size_t local) {
-  Spec s;
-  s.name = "saxpy";
-  s.kernel_name = "saxpy";
-  s.global = {(n + local - 1) / local * local};
-  s.local = {local};
-  ArgSpec y{"y", ArgKind::buffer, ElemType::f32, n, 0, Access::read_write, true, {}};
-  y.init.fill = Init::Fill::random;
-  y.init.seed = 5;
-  ArgSpec x{"x", ArgKind::buffer, ElemType::f32, n, 0, Access::read, false, {}};
-  x.init.fill = Init::Fill::random;
-  x.init.seed = 6;
-  s.args = {y, x, {"a", ArgKind::scalar, ElemType::f32, 0, 1.5, Access::read, false, {}},
-            {"n", ArgKind::scalar, ElemType::i32, 0, double(n), Access::read, false, {}}};
-  return s;
-}
-
-void saxpy_reference(std::vector<ArgData>& a) {
-  const int n = *a[3].as<int>();
-  for (int i = 0; i < n; ++i) a[0].as<float>()[i] = 1.5f * a[1].as<float>()[i] + a[0].as<float>()[i];
-}
 
 // Rows mirrored: out[y][x] = 2 * in[y][x] + in[y][w - 1 - x]. The footprint has a negative coefficient and a
 // second dimension whose whole range every chunk covers.
@@ -154,7 +122,7 @@ TEST_CASE("copy mode with a footprint sends each device only its slices at all 4
                           {mirror_spec(64, 400), kMirror, kMirrorFootprint}};
   for (auto& c : cases) {
     auto want = make_args(c.spec);
-    if (c.spec.name == "saxpy") saxpy_reference(want);
+    if (c.spec.name == "saxpy") saxpy_reference(c.spec, want);
     else mirror_reference(c.spec, want);
     ExecutorOptions o;
     o.memory = MemoryMode::copy;
@@ -192,7 +160,7 @@ TEST_CASE("copy mode with a footprint sends each device only its slices at all 4
 TEST_CASE("a footprint that misses bytes the kernel reads gives wrong results: the poisoned test can fail") {
   const Spec s = saxpy_spec(64 * 100, 64);
   auto want = make_args(s);
-  saxpy_reference(want);
+  saxpy_reference(s, want);
   // x claimed to be read only at element 0.
   const char* wrong = R"J({"footprint": {
     "args": {"y": {"whole": false, "accesses": [{"write": true, "bytes": 4, "terms": [[4, "get_global_id(0)"]]},
@@ -213,7 +181,7 @@ TEST_CASE("a footprint that misses bytes the kernel reads gives wrong results: t
 TEST_CASE("resident data: inputs on the GPU before the timed region and outputs merged after it") {
   const Spec s = saxpy_spec(200003, 64);
   auto want = make_args(s);
-  saxpy_reference(want);
+  saxpy_reference(s, want);
   ExecutorOptions o;
   o.memory = MemoryMode::resident;
   o.poison_gpu_buffers = true;
@@ -264,7 +232,7 @@ TEST_CASE("launch_auto runs the configuration the model picks for the launch sha
   CHECK(d.config.cpu == direct.config.cpu);
   CHECK(d.config.gpu == direct.config.gpu);
   auto want = make_args(s);
-  saxpy_reference(want);
+  saxpy_reference(s, want);
   const LaunchResult r = ex.launch_auto(args);
   CHECK(r.automatic);
   CHECK(r.config == Config{d.config.cpu, d.config.gpu});

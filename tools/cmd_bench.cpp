@@ -90,10 +90,11 @@ void run_split(const SplitFlags& f) {
       if (median(stat[k]) < median(stat[best])) best = k;
     const double dm = median(dyn), bm = median(stat[best]);
     ratios.push_back(dm / bm);
+    char whole_ms[32] = "-";
+    if (whole) std::snprintf(whole_ms, sizeof whole_ms, "%.3f", median(dyn_whole));
     std::printf("%-34s %10.3f %10.3f %3.0f:%-2.0f %10.3f %10.3f %8.3f %7.1f%% %10s %8.1f\n", spec.name.c_str(), dm,
                 bm, shares[best] * 100, 100 - shares[best] * 100, median(stat.back()), median(stat.front()), dm / bm,
-                100 * median(dyn_cpu_share), whole ? std::to_string(median(dyn_whole)).substr(0, 8).c_str() : "-",
-                median(dyn_h2d));
+                100 * median(dyn_cpu_share), whole_ms, median(dyn_h2d));
     std::fflush(stdout);
     nlohmann::json w{{"workload", spec.name}, {"spec", path}, {"dynamic_ms", dyn}, {"dynamic_median_ms", dm},
                      {"dynamic_cpu_share_median", median(dyn_cpu_share)}, {"best_static_cpu_share", shares[best]},

@@ -49,14 +49,17 @@ void run(const RunFlags& f) {
   opt.memory = parse_memory_mode(f.memory);
   opt.malleable_at_full = f.malleable_at_full;
   // The kernel's static features (code features for --auto, the memory footprint for copies): from the bundle, or
-  // in an analysis build from the source.
+  // in an analysis build from the source, analysed only when something needs them: copies are sliced in copy mode
+  // (auto resolves to it for a GPU that does not share host memory).
+  const bool may_slice = opt.memory == MemoryMode::copy ||
+                         (opt.memory == MemoryMode::automatic && sel.gpu && !sel.gpu->host_unified_memory);
   std::string features_json, features_origin = f.bundle;
   std::optional<Bundle> bundle;
   if (!f.bundle.empty()) {
     bundle = load_bundle(f.bundle);  // made by `dop bundle` (maybe on another machine)
     check_bundle_matches(*bundle, f.bundle, source, spec.kernel_name, spec.build_options);
     features_json = bundle->features_json;
-  } else if (f.auto_config || opt.memory != MemoryMode::zero_copy) {
+  } else if (f.auto_config || may_slice) {
 #if DOP_HAVE_FEATURES
     try {
       features_json = kernel_features_json(source, spec.kernel_file, spec.kernel_name, spec.build_options);

@@ -696,9 +696,12 @@ struct Executor::Impl {
     // Copy mode with a footprint: buffers whose every access is bounded go to the GPU slice by slice, as its chunks
     // need them, and come back only where it may have written.
     std::vector<char> sliced(spec.args.size(), 0);
+    std::optional<FootprintEvaluator> footprint;  // per launch: the scalars and the launch are evaluated once
     if (gpu && mode == MemoryMode::copy && !opt.footprint.empty()) {
-      const auto whole = footprint_ranges(opt.footprint, spec, args, local, 0, units * unit_items);
+      footprint.emplace(opt.footprint, spec, args, local);
+      const auto whole = (*footprint)(0, units * unit_items);
       for (size_t i = 0; i < spec.args.size(); ++i) sliced[i] = whole[i].read && whole[i].write;
+      if (std::find(sliced.begin(), sliced.end(), 1) == sliced.end()) footprint.reset();  // nothing to slice
     }
     if (gpu && mode != MemoryMode::zero_copy) {
       for (size_t i = 0; i < spec.args.size(); ++i) {
@@ -754,6 +757,21 @@ struct Executor::Impl {
         }
       }
     }
+    WorkList wl(units);
+    Rates rates;
+    rates.cpu_active = cpu != nullptr;
+    rates.gpu_active = gpu != nullptr;
+    // Under dynamic distribution the GPU gives up staging (whole inputs, or a sliced chunk) when the CPU, at its
+    // measured rate, would finish `units_left` before `bytes_left` more bytes had arrived at `bytes_per_ms`: the
+    // copies would only take memory bandwidth from the CPU.
+    auto cpu_finishes_first = [&](size_t units_left, size_t bytes_left, double bytes_per_ms) {
+      double cpu_rate;
+      {
+        std::lock_guard<std::mutex> l(rates.m);
+        cpu_rate = rates.cpu_active ? rates.cpu : 0;
+      }
+      return cpu_rate > 0 && bytes_per_ms > 0 && double(units_left) / cpu_rate < double(bytes_left) / bytes_per_ms;
+    };
     // Threads for host-side copies: the GPU driver thread, plus the cores this configuration leaves idle.
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const unsigned idle_cores =
@@ -782,7 +800,7 @@ struct Executor::Impl {
     // Under dynamic distribution the GPU also gives up when, at the CPU's measured rate, the CPU would finish what
     // is left before the rest of the inputs would be staged at the rate seen so far: the copies would only take
     // memory bandwidth from the CPU. Returns false when the GPU gave up.
-    auto stage_inputs = [&](WorkList& wl, Rates& rates, bool may_give_up) -> bool {
+    auto stage_inputs = [&](bool may_give_up) -> bool {
       if (inputs.empty()) return true;
       const auto ts = Clock::now();
       const auto pieces = make_pieces(inputs, copy_threads);
@@ -797,17 +815,10 @@ struct Executor::Impl {
       for_pieces(pieces.size(), copy_threads, [&](size_t k) {
         const size_t left = wl.remaining();
         if (left == 0 || gave_up) return;
-        if (may_give_up && cpu && staged > 0) {
-          double cpu_rate;
-          {
-            std::lock_guard<std::mutex> l(rates.m);
-            cpu_rate = rates.cpu;
-          }
-          const double staging_left_ms = double(total_bytes - staged) * ms_since(ts) / double(staged);
-          if (cpu_rate > 0 && double(left) / cpu_rate < staging_left_ms) {
-            gave_up = true;
-            return;
-          }
+        if (may_give_up && cpu && staged > 0 &&
+            cpu_finishes_first(left, total_bytes - staged, double(staged) / ms_since(ts))) {
+          gave_up = true;
+          return;
         }
         events[k] = send_piece(pieces[k]);
         staged += pieces[k].bytes;
@@ -831,12 +842,10 @@ struct Executor::Impl {
     std::function<cl::Event(size_t, size_t)> stage_chunk;
     size_t chunk_bytes_staged = 0;  // staging rate of this launch's chunks so far
     double chunk_staging_ms = 0;
-    Rates* rates_ref = nullptr;     // set below, before the GPU's driver starts
-    WorkList* wl_ref = nullptr;
-    bool may_give_up_chunks = false;
-    if (std::find(sliced.begin(), sliced.end(), 1) != sliced.end())
+    const bool may_give_up_chunks = cpu && static_share < 0;
+    if (footprint)
       stage_chunk = [&](size_t b, size_t e) {
-        const auto need = footprint_ranges(opt.footprint, spec, args, local, b * unit_items, e * unit_items);
+        const auto need = (*footprint)(b * unit_items, e * unit_items);
         const std::vector<ByteRange> before_chunk = staged;
         std::vector<Piece> segments;
         for (size_t i = 0; i < spec.args.size(); ++i) {
@@ -867,29 +876,22 @@ struct Executor::Impl {
         for (const auto& g : segments) total += g.bytes;
         std::atomic<size_t> sent{0};
         std::atomic<bool> give_up{false};
-        const size_t left = wl_ref->remaining() + (e - b);
+        const size_t left = wl.remaining() + (e - b);
         for_pieces(pieces.size(), copy_threads, [&](size_t k) {
           if (give_up) return;
-          if (may_give_up_chunks) {
-            double cpu_rate;
-            {
-              std::lock_guard<std::mutex> l(rates_ref->m);
-              cpu_rate = rates_ref->cpu_active ? rates_ref->cpu : 0;
-            }
-            const double bw = chunk_bytes_staged > 0 ? double(chunk_bytes_staged) / chunk_staging_ms
-                              : sent > 0 ? double(sent) / ms_since(ts) : 0;
-            if (cpu_rate > 0 && bw > 0 && double(left) / cpu_rate < double(total - sent) / bw) {
-              give_up = true;
-              return;
-            }
+          const double bw = chunk_bytes_staged > 0 ? double(chunk_bytes_staged) / chunk_staging_ms
+                            : sent > 0 ? double(sent) / ms_since(ts) : 0;
+          if (may_give_up_chunks && cpu_finishes_first(left, total - sent, bw)) {
+            give_up = true;
+            return;
           }
           events[k] = send_piece(pieces[k]);
           sent += pieces[k].bytes;
         });
         if (give_up) {
           {
-            std::lock_guard<std::mutex> l(rates_ref->m);
-            if (rates_ref->cpu_active && wl_ref->untake_back(b, e)) {
+            std::lock_guard<std::mutex> l(rates.m);
+            if (rates.cpu_active && wl.untake_back(b, e)) {
               res.h2d_bytes += sent;
               res.h2d_ms += ms_since(ts);
               staged = before_chunk;  // what arrived of this chunk's bytes is not used
@@ -910,13 +912,6 @@ struct Executor::Impl {
     if (cpu) set_args(*cpu, args, cpu_mems, 8, 8);
     if (gpu) set_args(*gpu, args, gpu_mems, 8, res.gpu_alloc);
 
-    WorkList wl(units);
-    Rates rates;
-    rates_ref = &rates;
-    wl_ref = &wl;
-    may_give_up_chunks = cpu && static_share < 0;
-    rates.cpu_active = cpu != nullptr;
-    rates.gpu_active = gpu != nullptr;
     // First chunks: a device alone takes everything in one chunk; together, each starts with a small probe chunk
     // (the GPU's large enough to fill it) and adapts from its measured rate.
     size_t cpu_first = gpu ? std::max<size_t>(1, units / 64) : units;
@@ -945,7 +940,7 @@ struct Executor::Impl {
     if (gpu)
       gpu_thread = std::thread([&] {
         try {
-          if (stage_inputs(wl, rates, static_share < 0)) {
+          if (stage_inputs(static_share < 0)) {
             drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0, stage_chunk);
           } else {
             std::lock_guard<std::mutex> l(rates.m);
@@ -1002,9 +997,9 @@ struct Executor::Impl {
       // those bytes' initial contents, so elsewhere its copy is the result).
       const size_t boundary = wl.front();
       std::vector<ArgRanges> gpu_w, cpu_w;
-      if (std::find(sliced.begin(), sliced.end(), 1) != sliced.end()) {
-        gpu_w = footprint_ranges(opt.footprint, spec, args, local, boundary * unit_items, units * unit_items);
-        if (both) cpu_w = footprint_ranges(opt.footprint, spec, args, local, 0, boundary * unit_items);
+      if (footprint) {
+        gpu_w = (*footprint)(boundary * unit_items, units * unit_items);
+        if (both) cpu_w = (*footprint)(0, boundary * unit_items);
       }
       std::vector<Piece> outputs;
       std::vector<char> merge_arg(spec.args.size(), both);

@@ -37,6 +37,19 @@ Interval mul(const Interval& a, const Interval& b) {
 }
 bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
 
+// An atom's range; an atom whose range cannot be evaluated (a float argument, a name this launch lacks) leaves the
+// arguments that use it unbounded. An empty range (a loop that does not run) becomes its low end: a safe stand-in.
+std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
+                                 const std::map<std::string, int64_t>& env) {
+  try {
+    Interval r{pred::evaluate_expr(lo, env), pred::evaluate_expr(hi, env)};
+    if (r.hi < r.lo) r.hi = r.lo;
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
@@ -141,44 +154,98 @@ Footprint parse_footprint(const std::string& features_json, const std::string& o
   return fp;
 }
 
-std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
-                                        const std::vector<size_t>& local, size_t gid_begin, size_t gid_end) {
-  std::vector<ArgRanges> out(spec.args.size());
-  if (fp.empty() || gid_end <= gid_begin) return out;
-  // The names range expressions may use: integer scalar arguments, the launch, the chunk.
-  std::map<std::string, int64_t> env = integer_scalars(spec, args);
-  const size_t dims = spec.global.size(), split = dims - 1;
+struct FootprintEvaluator::Atom {
+  enum class Kind { fixed, chunk, expr } kind = Kind::fixed;
+  std::optional<Interval> fixed;  // Kind::fixed: evaluated once; nullopt when it cannot be
+  int lo_slot = -1, hi_slot = -1;  // Kind::chunk: which chunk value each end is (gid_lo, gid_hi, group_lo, group_hi)
+};
+
+FootprintEvaluator::FootprintEvaluator(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
+                                       const std::vector<size_t>& local)
+    : fp_(fp), spec_(spec), env_(integer_scalars(spec, args)) {
+  // The names range expressions may use: integer scalar arguments, the launch and (split dimension) the chunk.
+  const size_t dims = spec.global.size();
+  split_ = dims - 1;
   for (size_t d = 0; d < 3; ++d) {
     const std::string s = std::to_string(d);
     const int64_t g = d < dims ? int64_t(spec.global[d]) : 1;
     const int64_t l = d < dims && d < local.size() ? int64_t(local[d]) : 1;
-    env["global_size_" + s] = g;
-    env["local_size_" + s] = l;
-    env["num_groups_" + s] = (g + l - 1) / l;
-    env["global_offset_" + s] = 0;
-    const int64_t lo = d == split ? int64_t(gid_begin) : 0, hi = d == split ? int64_t(gid_end) - 1 : g - 1;
-    env["gid_lo_" + s] = lo;
-    env["gid_hi_" + s] = hi;
-    env["group_lo_" + s] = lo / l;
-    env["group_hi_" + s] = hi / l;
+    env_["global_size_" + s] = g;
+    env_["local_size_" + s] = l;
+    env_["num_groups_" + s] = (g + l - 1) / l;
+    env_["global_offset_" + s] = 0;
+    env_["gid_lo_" + s] = 0;
+    env_["gid_hi_" + s] = g - 1;
+    env_["group_lo_" + s] = 0;
+    env_["group_hi_" + s] = (g - 1) / l;
+    if (d == split_) split_local_ = l;
   }
-  env["work_dim"] = int64_t(dims);
-  // Atom ranges; an atom whose range cannot be evaluated (a float argument, a name this launch lacks) leaves the
-  // arguments that use it unbounded.
-  std::vector<std::optional<Interval>> atom(fp.atoms.size());
+  env_["work_dim"] = int64_t(dims);
+  const std::string sd = std::to_string(split_);
+  const std::string chunk_names[4] = {"gid_lo_" + sd, "gid_hi_" + sd, "group_lo_" + sd, "group_hi_" + sd};
+  auto slot = [&](const std::string& e) {
+    for (int k = 0; k < 4; ++k)
+      if (e == chunk_names[k]) return k;
+    return -1;
+  };
+  auto mentions_chunk = [&](const std::string& e) {
+    for (const auto& n : chunk_names)
+      if (e.find(n) != std::string::npos) return true;
+    return false;
+  };
+  atoms_.resize(fp.atoms.size());
   for (size_t k = 0; k < fp.atoms.size(); ++k) {
-    try {
-      Interval r{pred::evaluate_expr(fp.ranges[k].first, env), pred::evaluate_expr(fp.ranges[k].second, env)};
-      if (r.hi < r.lo) r.hi = r.lo;  // an empty loop: its accesses do not happen, lo is a safe stand-in
-      atom[k] = r;
-    } catch (const std::exception&) {
+    const auto& [lo, hi] = fp.ranges[k];
+    Atom& a = atoms_[k];
+    if (!mentions_chunk(lo) && !mentions_chunk(hi)) {
+      a.fixed = evaluate(lo, hi, env_);
+    } else if (slot(lo) >= 0 && (slot(hi) >= 0 || !mentions_chunk(hi))) {
+      a.kind = Atom::Kind::chunk;  // the usual get_global_id / get_group_id of the split dimension: no parsing
+      a.lo_slot = slot(lo);
+      a.hi_slot = slot(hi);
+      if (a.hi_slot < 0) a.fixed = evaluate(hi, hi, env_);
+    } else {
+      a.kind = Atom::Kind::expr;
+      has_expr_ = true;
     }
   }
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ArgSpec& a = spec.args[i];
+}
+
+FootprintEvaluator::~FootprintEvaluator() = default;
+
+std::vector<ArgRanges> FootprintEvaluator::operator()(size_t gid_begin, size_t gid_end) const {
+  std::vector<ArgRanges> out(spec_.args.size());
+  if (fp_.empty() || gid_end <= gid_begin) return out;
+  const int64_t chunk[4] = {int64_t(gid_begin), int64_t(gid_end) - 1, int64_t(gid_begin) / split_local_,
+                            (int64_t(gid_end) - 1) / split_local_};
+  std::map<std::string, int64_t> env;  // only for range expressions more complex than a chunk name
+  if (has_expr_) {
+    env = env_;
+    const std::string sd = std::to_string(split_);
+    env["gid_lo_" + sd] = chunk[0];
+    env["gid_hi_" + sd] = chunk[1];
+    env["group_lo_" + sd] = chunk[2];
+    env["group_hi_" + sd] = chunk[3];
+  }
+  std::vector<std::optional<Interval>> atom(atoms_.size());
+  for (size_t k = 0; k < atoms_.size(); ++k) {
+    const Atom& a = atoms_[k];
+    if (a.kind == Atom::Kind::fixed) {
+      atom[k] = a.fixed;
+    } else if (a.kind == Atom::Kind::chunk) {
+      if (a.hi_slot < 0 && !a.fixed) continue;
+      Interval r{chunk[a.lo_slot], a.hi_slot >= 0 ? chunk[a.hi_slot] : a.fixed->hi};
+      if (r.hi < r.lo) r.hi = r.lo;
+      atom[k] = r;
+    } else {
+      atom[k] = evaluate(fp_.ranges[k].first, fp_.ranges[k].second, env);
+    }
+  }
+  for (size_t i = 0; i < spec_.args.size(); ++i) {
+    const ArgSpec& a = spec_.args[i];
     if (a.kind != ArgKind::buffer) continue;
-    const auto it = fp.args.find(a.name);
-    if (it == fp.args.end() || it->second.whole) continue;
+    const auto it = fp_.args.find(a.name);
+    if (it == fp_.args.end() || it->second.whole) continue;
     std::optional<Interval> rd, wr;
     bool ok = true;
     for (const auto& ac : it->second.accesses) {
@@ -213,6 +280,11 @@ std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, c
     out[i].write = clamp(wr);
   }
   return out;
+}
+
+std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
+                                        const std::vector<size_t>& local, size_t gid_begin, size_t gid_end) {
+  return FootprintEvaluator(fp, spec, args, local)(gid_begin, gid_end);
 }
 
 }  // namespace dop

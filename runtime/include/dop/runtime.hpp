@@ -85,6 +85,26 @@ struct ArgRanges {
 };
 std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
                                         const std::vector<size_t>& local, size_t gid_begin, size_t gid_end);
+/// footprint_ranges for the chunks of one launch: what does not depend on the chunk (scalars, launch symbols,
+/// chunk-independent atoms) is evaluated once, and the split dimension's id ranges are taken without parsing. It
+/// keeps references to `fp` and `spec`. Thread-compatible: calls are const.
+class FootprintEvaluator {
+ public:
+  FootprintEvaluator(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
+                     const std::vector<size_t>& local);
+  ~FootprintEvaluator();
+  std::vector<ArgRanges> operator()(size_t gid_begin, size_t gid_end) const;
+
+ private:
+  struct Atom;
+  const Footprint& fp_;
+  const Spec& spec_;
+  std::map<std::string, int64_t> env_;
+  size_t split_ = 0;
+  int64_t split_local_ = 1;
+  std::vector<Atom> atoms_;
+  bool has_expr_ = false;
+};
 
 /// What `auto` launches decide with: a trained model (dop train) and the kernel's code features.
 struct AutoModel {
