@@ -343,6 +343,49 @@ struct Executor::Impl {
   std::string local_note;
   size_t fine = 1;             // units per spec work-group along split_dim (CPU work-groups are that much finer)
   std::vector<size_t> cpu_local;
+  // Warm starts (ExecutorOptions::warm_start), by warm_key: the learned CPU share, the devices' last rates, and
+  // the launch times of the three ways to run (both devices from the learned share, the CPU alone, the GPU alone).
+  struct Warm {
+    enum class Way { both, cpu_alone, gpu_alone };
+    double share = 0.5;
+    double cpu_rate = 0, gpu_rate = 0;  // units per ms of chunk time; 0: not measured yet
+    int launches = 0;                   // warm launches, for the periodic recheck
+    int both_runs = 0;                  // warm launches that ran both devices
+    bool measured = false;
+    double ms[3] = {0, 0, 0};  // average total_ms by Way; 0: not measured
+    bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
+    // How the next warm launch runs: a device whose share rounds to nothing sits out; after two launches on both,
+    // each way the learned share makes plausible (a device's share under `explore`) is tried once; then the fastest
+    // way measured, except that every `recheck`-th launch runs both, so that the share and its time stay current.
+    Way choose(double units, const ExecutorOptions& o) {
+      ++launches;
+      if (share * units < 0.5) return Way::gpu_alone;
+      if ((1 - share) * units < 0.5) return Way::cpu_alone;
+      if (both_runs < 2 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
+      if (share >= 1 - o.warm_explore && ms[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
+      if (share <= o.warm_explore && ms[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
+      Way best = Way::both;
+      for (Way w : {Way::cpu_alone, Way::gpu_alone})
+        if (ms[int(w)] > 0 && ms[int(w)] < ms[int(best)]) best = w;
+      return best;
+    }
+    // What a launch measured: the balanced share (replacing the learned one when they disagree by more than
+    // 0.25, a sign that the earlier launches paid for something this one did not, such as a first compilation),
+    // the rates, and the time of the way it ran (warm launches only).
+    void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
+      if (balanced >= 0) {
+        share = measured && std::abs(balanced - share) <= 0.25 ? 0.5 * (share + balanced) : balanced;
+        measured = true;
+      }
+      if (cpu_r > 0) cpu_rate = cpu_r;
+      if (gpu_r > 0) gpu_rate = gpu_r;
+      if (!warm_launch) return;
+      double& m = ms[int(way)];
+      m = m > 0 ? 0.5 * (m + total_ms) : total_ms;
+      if (way == Way::both) ++both_runs;
+    }
+  };
+  std::map<std::string, Warm> warm;
 
   Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
       : spec(s), source(src), sel(d), opt(std::move(o)) {
@@ -368,7 +411,21 @@ struct Executor::Impl {
       }
     spec = s;
     local_note.clear();
+    warm.clear();
     geometry();
+  }
+
+  // What a learned share holds for: the configuration as resolved, the memory mode, the launch shape and the scalar
+  // arguments (they may change the work per unit: a loop bound, a matrix width).
+  std::string warm_key(const LaunchResult& res, const std::vector<ArgData>& args) const {
+    std::string k = std::to_string(res.cpu_cores) + "/" + std::to_string(res.gpu_alloc) +
+                    (res.gpu_throttled ? "m" : "") + "/" + memory_mode_name(res.memory);
+    for (size_t d = 0; d < spec.global.size(); ++d) k += "/" + std::to_string(spec.global[d]) + "x" + std::to_string(local[d]);
+    char hex[20];
+    for (size_t i = 0; i < spec.args.size(); ++i)
+      if (spec.args[i].kind == ArgKind::scalar)
+        for (uint64_t w : args[i].storage) std::snprintf(hex, sizeof hex, ":%llx", (unsigned long long)w), k += hex;
+    return k;
   }
 
   void geometry() {
@@ -525,15 +582,18 @@ struct Executor::Impl {
   // Drives one device: claims chunks, keeps two in flight, adapts chunk sizes. Returns via stats. `before`, when
   // given, enqueues what a chunk of units [b, e) needs first (its input slices) and returns the first such event:
   // the chunk's measured time then includes its copies.
+  // `seed_rate` > 0 (a warm start): the device's rate is known from earlier launches, and its first claim is
+  // `first_chunk` when that is not 0, then adaptive.
   void drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, size_t first_chunk, size_t min_chunk,
-             Clock::time_point t0, DeviceStats& st, bool static_chunks,
+             Clock::time_point t0, DeviceStats& st, bool static_chunks, double seed_rate,
              const std::function<cl::Event(size_t, size_t)>& before = {}) {
     struct InFlight {
       cl::Event first, last;  // a chunk's first enqueue (copy or kernel; only when it has several) and last one
       size_t n;
     };
     std::deque<InFlight> inflight;
-    double rate = 0;  // units per ms of kernel time
+    double rate = seed_rate;  // units per ms of kernel time
+    bool warm_first = seed_rate > 0 && first_chunk > 0;
     std::vector<size_t> offset, global, chunk_local;
     const bool fixed = static_chunks;
     size_t inflight_units = 0;
@@ -541,11 +601,15 @@ struct Executor::Impl {
     // device would finish its queued work plus one more chunk (it would steal the tail and make both wait).
     auto plan = [&]() -> size_t {
       if (fixed) return std::exchange(first_chunk, 0);  // static split: exactly one chunk
+      if (std::exchange(warm_first, false)) return first_chunk;  // warm start: the learned share, less the tail
       const double remaining = double(wl.remaining());
-      if (rate <= 0) return first_chunk;
-      double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
       std::lock_guard<std::mutex> l(rates.m);
       const bool other_active = is_cpu ? rates.gpu_active : rates.cpu_active;
+      // The CPU alone takes what is left in one chunk: there is nothing to balance, and every enqueue costs it a
+      // synchronisation of all its cores. (The GPU keeps its chunks: they overlap its copies with its kernels.)
+      if (is_cpu && !other_active) return static_cast<size_t>(std::max(1.0, remaining));
+      if (rate <= 0) return first_chunk;
+      double n = std::max(double(min_chunk), rate * opt.target_chunk_ms);
       const double other = is_cpu ? rates.gpu : rates.cpu;
       const bool other_parked = is_cpu ? rates.gpu_parked : rates.cpu_parked;
       if (other_active && other <= 0) {
@@ -935,13 +999,43 @@ struct Executor::Impl {
     const size_t gpu_min = gpu ? units_for(size_t(sel.gpu->compute_units)) * fine : 1;
     // The first CPU chunk fills the cores, but takes no more than a quarter of the work: the GPU's rate is unknown.
     if (static_share < 0 && cpu && gpu) cpu_first = std::min(std::max(cpu_first, cpu_min), (units + 3) / 4);
+
+    // Warm start: both rates and the share at which the devices finish together are known from earlier launches.
+    // The GPU claims its share less the tail in one chunk (one copy, one enqueue, as a static split would); the CPU
+    // claims adaptively from the start; a device whose share rounds to nothing sits the launch out.
+    const bool dynamic_both = cpu && gpu && static_share < 0;
+    Warm* learned = nullptr;
+    Warm::Way way = Warm::Way::both;
+    bool run_cpu = cpu != nullptr, run_gpu = gpu != nullptr;
+    double cpu_seed = 0, gpu_seed = 0;
+    if (dynamic_both && opt.warm_start) {
+      learned = &warm[warm_key(res, args)];
+      if (learned->known()) {
+        const double s = learned->share;
+        way = learned->choose(double(units), opt);
+        res.warm = true;
+        res.start_cpu_share = s;
+        run_cpu = way != Warm::Way::gpu_alone;
+        run_gpu = way != Warm::Way::cpu_alone;
+        cpu_seed = learned->cpu_rate;
+        gpu_seed = learned->gpu_rate;
+        gpu_first = size_t((1 - s) * double(units) * (1 - std::clamp(opt.warm_tail, 0.0, 1.0)));
+        if (fine > 1) gpu_first = gpu_first / fine * fine;
+        cpu_first = 0;
+        std::lock_guard<std::mutex> l(rates.m);
+        rates.cpu = cpu_seed;
+        rates.gpu = gpu_seed;
+        rates.cpu_active = run_cpu;
+        rates.gpu_active = run_gpu;
+      }
+    }
     std::exception_ptr cpu_err, gpu_err;
     std::thread gpu_thread;
-    if (gpu)
+    if (run_gpu)
       gpu_thread = std::thread([&] {
         try {
           if (stage_inputs(static_share < 0)) {
-            drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0, stage_chunk);
+            drive(*gpu, false, wl, rates, gpu_first, gpu_min, t0, res.gpu, static_share >= 0, gpu_seed, stage_chunk);
           } else {
             std::lock_guard<std::mutex> l(rates.m);
             rates.gpu_active = false;  // the CPU takes the rest, without the cap for an unknown partner
@@ -952,9 +1046,9 @@ struct Executor::Impl {
           rates.gpu_active = false;
         }
       });
-    if (cpu) {
+    if (run_cpu) {
       try {
-        drive(*cpu, true, wl, rates, cpu_first, cpu_min, t0, res.cpu, static_share >= 0);
+        drive(*cpu, true, wl, rates, cpu_first, cpu_min, t0, res.cpu, static_share >= 0, cpu_seed);
       } catch (...) {
         cpu_err = std::current_exception();
         std::lock_guard<std::mutex> l(rates.m);
@@ -1063,6 +1157,22 @@ struct Executor::Impl {
       res.merge_ms = double(merge_ns.load()) / 1e6 / double(std::min<size_t>(threads, pieces.size()));
     }
     if (!resident) res.total_ms = ms_since(t0);
+
+    // What this launch teaches: the share at which both devices would have finished together (the GPU's part of
+    // the time includes reading its outputs back), averaged into the learned one, and the devices' last rates.
+    if (dynamic_both) {
+      const size_t cpu_units = wl.front();
+      res.balanced_cpu_share =
+          learn_cpu_share(double(cpu_units), res.cpu.finish_ms, double(units - cpu_units),
+                          res.gpu.finish_ms + (resident ? 0.0 : res.d2h_ms));
+      if (learned) {
+        // A device left out measured nothing about the balance; a launch that left one out by choice says how
+        // fast the other is alone.
+        const bool alone = res.warm && way != Warm::Way::both;
+        std::lock_guard<std::mutex> l(rates.m);
+        learned->learn(alone ? -1 : res.balanced_cpu_share, rates.cpu, rates.gpu, res.warm, way, res.total_ms);
+      }
+    }
     return res;
   }
 
@@ -1130,6 +1240,18 @@ LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& c
 pred::Decision Executor::decide(const std::vector<ArgData>& args) {
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);
   return impl_->decide(args);
+}
+
+void Executor::forget_warm_starts() {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  impl_->warm.clear();
+}
+
+double learn_cpu_share(double cpu_units, double cpu_ms, double gpu_units, double gpu_ms) {
+  if (gpu_units <= 0) return 1;
+  if (cpu_units <= 0) return 0;
+  const double c = cpu_units / std::max(cpu_ms, 1e-6), g = gpu_units / std::max(gpu_ms, 1e-6);
+  return c / (c + g);
 }
 
 LaunchResult Executor::launch_auto(std::vector<ArgData>& args) {

@@ -133,6 +133,20 @@ struct ExecutorOptions {
   /// what the form itself costs. Off: 8/8 runs the original kernel.
   bool malleable_at_full = false;
   double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
+  /// Warm starts. A dynamic launch that ran on both devices measures the CPU share at which both would have finished
+  /// together (each device's units over its time, the GPU's read-back included; learn_cpu_share) and the devices'
+  /// rates; the executor keeps an average of that share per configuration, launch shape and scalar arguments (a
+  /// launch that disagrees with it by more than 0.25 replaces it). The next such launch starts from it: the GPU
+  /// claims its share, less a tail of `warm_tail` of it, in one chunk, both devices know the other's rate from the
+  /// start, and the tail is distributed dynamically. Balanced finish times are not always the fastest launch (the
+  /// GPU's copies take memory bandwidth and a core from the CPU), so after two warm launches on both devices, a
+  /// device whose share is under `warm_explore` is left out once to time the other alone, and later launches run
+  /// the fastest way measured; every `warm_recheck`-th warm launch runs both again. A device whose share rounds to
+  /// nothing always sits the launch out. LaunchResult::warm and start_cpu_share say what a launch started from.
+  bool warm_start = true;
+  double warm_tail = 0.1;
+  double warm_explore = 0.25;
+  int warm_recheck = 16;
   /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
   /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
@@ -169,6 +183,13 @@ struct LaunchResult {
   double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
   /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer).
   size_t h2d_bytes = 0, d2h_bytes = 0;
+  /// Warm start (ExecutorOptions::warm_start): the launch started from `start_cpu_share`, the share learned from
+  /// earlier launches at this configuration and shape; -1 for a cold launch.
+  bool warm = false;
+  double start_cpu_share = -1;
+  /// A dynamic launch on both devices: the CPU share at which both would have finished together, from this launch's
+  /// measurements (learn_cpu_share); -1 otherwise.
+  double balanced_cpu_share = -1;
 };
 
 /// Runs one spec's kernel at any configuration. Programs, sub-devices and queues are built once and reused;
@@ -201,6 +222,9 @@ class Executor {
   /// differ (a 3D kernel of another size: its full size is a build constant).
   void rebind(const Spec& spec);
 
+  /// Forgets what warm starts learned: the next dynamic launch of every configuration is cold.
+  void forget_warm_starts();
+
   const Spec& spec() const;
   int cpu_cores_total() const;  ///< 0 without a CPU device
 
@@ -208,6 +232,11 @@ class Executor {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The CPU share at which both devices would have finished together: units over time per device (the CPU ran
+/// `cpu_units` in `cpu_ms`, the GPU `gpu_units` in `gpu_ms`), cpu rate / (cpu rate + gpu rate); 1 when the GPU ran
+/// nothing, 0 when the CPU ran nothing. Warm starts average it over launches (learned = (learned + this) / 2).
+double learn_cpu_share(double cpu_units, double cpu_ms, double gpu_units, double gpu_ms);
 
 /// The macro prelude that turns any kernel into its work-group-range form: launched over a sub-range of its split
 /// dimension with a global offset, every work-item builtin returns what it would in the original full launch.

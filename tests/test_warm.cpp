@@ -1,0 +1,218 @@
+// Warm starts (ExecutorOptions::warm_start), on PoCL with two devices: a dynamic launch learns the CPU share at
+// which both devices finish together, and the next launch at that configuration and shape starts from it.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "coexec_support.hpp"
+#include "dop/runtime.hpp"
+
+using namespace dop;
+using dop::test::two_devices;
+
+namespace {
+
+// Every item loops `iters` times; items below `heavy_items` loop `heavy_iters` times instead.
+const char* kLoop = R"CL(
+__kernel void loop(__global float* y, int iters, int heavy_items, int heavy_iters) {
+  int i = get_global_id(0);
+  float v = y[i];
+  int n = i < heavy_items ? heavy_iters : iters;
+  for (int k = 0; k < n; ++k) v = v * 0.999f + 0.001f;
+  y[i] = v;
+}
+)CL";
+
+// y at 4 * gid, read and written: what the analysis proves for kLoop.
+const char* kLoopFootprint = R"J({"footprint": {
+  "args": {"y": {"whole": false, "accesses": [{"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]},
+                                              {"write": true, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]}},
+  "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"]}}})J";
+
+Spec loop_spec(size_t items, int iters, int heavy_items, int heavy_iters) {
+  Spec s;
+  s.name = "loop";
+  s.kernel_name = "loop";
+  s.global = {items};
+  s.local = {64};
+  ArgSpec y{"y", ArgKind::buffer, ElemType::f32, items, 0, Access::read_write, true, {}};
+  y.init.fill = Init::Fill::random;
+  y.init.seed = 11;
+  s.args = {y,
+            {"iters", ArgKind::scalar, ElemType::i32, 0, double(iters), Access::read, false, {}},
+            {"heavy_items", ArgKind::scalar, ElemType::i32, 0, double(heavy_items), Access::read, false, {}},
+            {"heavy_iters", ArgKind::scalar, ElemType::i32, 0, double(heavy_iters), Access::read, false, {}}};
+  return s;
+}
+
+double cpu_share_measured(const LaunchResult& r) {
+  return learn_cpu_share(double(r.cpu.work_items), r.cpu.finish_ms, double(r.gpu.work_items),
+                         r.gpu.finish_ms + (r.memory == MemoryMode::resident ? 0.0 : r.d2h_ms));
+}
+
+double learned(double share, double balanced) {
+  return share < 0 || std::abs(balanced - share) > 0.25 ? balanced : 0.5 * (share + balanced);
+}
+
+}  // namespace
+
+TEST_CASE("the learned share is the one at which both devices finish together") {
+  // The CPU ran 30 units in 10 ms (3 per ms), the GPU 70 in 5 ms (14 per ms).
+  const double s = learn_cpu_share(30, 10, 70, 5);
+  CHECK(s == Approx(3.0 / 17.0));
+  // At that share both devices take the same time over 100 units.
+  CHECK(s * 100 / 3.0 == Approx((1 - s) * 100 / 14.0));
+  CHECK(learn_cpu_share(50, 10, 50, 10) == Approx(0.5));
+  CHECK(learn_cpu_share(40, 8, 0, 0) == 1.0);  // the GPU ran nothing
+  CHECK(learn_cpu_share(0, 0, 40, 8) == 0.0);  // the CPU ran nothing
+}
+
+TEST_CASE("warm launches start from the learned share and reproduce the reference at every configuration") {
+  const Spec s = loop_spec(64 * 512, 400, 0, 0);
+  auto want = make_args(s);
+  {
+    Executor single(s, kLoop, two_devices());
+    single.launch(want, Config{1, 0});
+  }
+  for (MemoryMode mode : {MemoryMode::zero_copy, MemoryMode::copy}) {
+    ExecutorOptions o;
+    o.memory = mode;
+    if (mode == MemoryMode::copy) {
+      o.footprint = parse_footprint(kLoopFootprint, "loop");
+      o.poison_gpu_buffers = true;
+    }
+    Executor ex(s, kLoop, two_devices(), o);
+    int warm = 0;
+    for (const auto& cfg : Grid{}.configs()) {
+      if (cfg.cpu == 0 || cfg.gpu == 0) continue;  // one device: nothing to learn
+      ex.forget_warm_starts();  // configurations the GPU runs unthrottled share what they learn
+      // The rule, replayed: the learned share averages the balanced shares of the launches that ran both devices
+      // (jumping to one that disagrees by more than 0.25); a launch is warm once both devices have measured rates
+      // (each has run a chunk).
+      double share = -1;
+      bool cpu_rate = false, gpu_rate = false;
+      for (int k = 0; k < 3; ++k) {
+        auto args = make_args(s);
+        const auto r = ex.launch(args, cfg);
+        const auto cmp = compare_outputs(s, args, want);
+        INFO(memory_mode_name(mode) << " config " << to_string(cfg) << " launch " << k << ": " << cmp.first);
+        REQUIRE(cmp.ok);
+        CHECK(r.cpu.work_items + r.gpu.work_items == s.global_items());
+        CHECK(r.balanced_cpu_share == Approx(cpu_share_measured(r)));
+        if (cpu_rate && gpu_rate) {
+          REQUIRE(r.warm);
+          CHECK(r.start_cpu_share == Approx(share));
+          ++warm;
+        } else {
+          CHECK_FALSE(r.warm);
+        }
+        const bool alone = r.warm && (r.cpu.chunks == 0 || r.gpu.chunks == 0);  // a device sat out: no balance
+        if (!alone) share = learned(share, r.balanced_cpu_share);
+        cpu_rate = cpu_rate || r.cpu.chunks > 0;
+        gpu_rate = gpu_rate || r.gpu.chunks > 0;
+      }
+    }
+    INFO(memory_mode_name(mode));
+    CHECK(warm >= 16);  // most of the 32 two-device configurations give both devices work on their first launch
+  }
+}
+
+TEST_CASE("a device whose learned share rounds to nothing sits the next launch out") {
+  // 64 work-groups; the first one is heavy. The CPU claims from the front, so on the first launch it gets the heavy
+  // group while the GPU runs the other 63: the CPU's rate is so low that its learned share is under half a unit.
+  const Spec s = loop_spec(64 * 64, 10, 64, 1 << 20);
+  auto want = make_args(s);
+  Executor ex(s, kLoop, two_devices());
+  {
+    Executor single(s, kLoop, two_devices());
+    single.launch(want, Config{0, 1});
+  }
+  auto args = make_args(s);
+  const auto cold = ex.launch(args, Config{1, 1});
+  REQUIRE(compare_outputs(s, args, want).ok);
+  REQUIRE(cold.cpu.work_items > 0);
+  REQUIRE(cold.gpu.work_items > 0);
+  INFO("learned CPU share " << cold.balanced_cpu_share);
+  REQUIRE(cold.balanced_cpu_share * 64 < 0.5);
+  args = make_args(s);
+  const auto r = ex.launch(args, Config{1, 1});
+  REQUIRE(compare_outputs(s, args, want).ok);
+  CHECK(r.warm);
+  CHECK(r.cpu.chunks == 0);
+  CHECK(r.gpu.work_items == s.global_items());
+}
+
+TEST_CASE("warm starts can be forgotten and switched off") {
+  const Spec s = loop_spec(64 * 256, 400, 0, 0);
+  auto want = make_args(s);
+  {
+    Executor single(s, kLoop, two_devices());
+    single.launch(want, Config{1, 0});
+  }
+  for (bool on : {true, false}) {
+    ExecutorOptions o;
+    o.warm_start = on;
+    Executor ex(s, kLoop, two_devices(), o);
+    bool learned = false;
+    for (int k = 0; k < 4; ++k) {
+      auto args = make_args(s);
+      const auto r = ex.launch(args, Config{1, 1});
+      REQUIRE(compare_outputs(s, args, want).ok);
+      if (!on) {
+        CHECK_FALSE(r.warm);
+        CHECK(r.start_cpu_share == -1);
+      }
+      if (on && learned) CHECK(r.warm);
+      learned = learned || (r.cpu.chunks > 0 && r.gpu.chunks > 0);
+    }
+    if (!on) continue;
+    REQUIRE(learned);
+    ex.forget_warm_starts();
+    auto args = make_args(s);
+    CHECK_FALSE(ex.launch(args, Config{1, 1}).warm);
+    // Static splits neither use nor change what was learned.
+    CHECK_FALSE(ex.launch_static(args, Config{1, 1}, 0.5).warm);
+  }
+}
+
+TEST_CASE("after two warm launches on both devices each device is timed alone once and the fastest way is kept") {
+  // warm_explore = 1: both single-device ways are plausible whatever the share, so both are tried.
+  const Spec s = loop_spec(64 * 256, 400, 0, 0);
+  auto want = make_args(s);
+  {
+    Executor single(s, kLoop, two_devices());
+    single.launch(want, Config{1, 0});
+  }
+  ExecutorOptions o;
+  o.warm_explore = 1;
+  o.warm_recheck = 8;
+  Executor ex(s, kLoop, two_devices(), o);
+  std::vector<LaunchResult> rs;
+  for (int k = 0; k < 9; ++k) {
+    auto args = make_args(s);
+    rs.push_back(ex.launch(args, Config{1, 1}));
+    INFO("launch " << k);
+    REQUIRE(compare_outputs(s, args, want).ok);
+  }
+  auto ran = [](const LaunchResult& r) {
+    return std::string(r.cpu.chunks > 0 ? "C" : "") + (r.gpu.chunks > 0 ? "G" : "");
+  };
+  REQUIRE(ran(rs[0]) == "CG");  // cold; a long loop keeps both devices busy
+  REQUIRE(rs[1].warm);
+  CHECK(ran(rs[1]) == "CG");
+  CHECK(ran(rs[2]) == "CG");
+  CHECK(ran(rs[3]) == "C");  // the CPU alone, timed once
+  CHECK(ran(rs[4]) == "G");  // the GPU alone, timed once
+  // From then on the fastest way measured (totals averaged per way); the 8th warm launch runs both again.
+  const double both = 0.5 * (rs[1].total_ms + rs[2].total_ms);
+  double ms[3] = {both, rs[3].total_ms, rs[4].total_ms};
+  for (int k = 5; k < 9; ++k) {
+    const int best = int(std::min_element(ms, ms + 3) - ms);
+    const char* want_ran = k == 8 ? "CG" : best == 0 ? "CG" : best == 1 ? "C" : "G";
+    INFO("launch " << k << ": both " << ms[0] << " ms, CPU alone " << ms[1] << " ms, GPU alone " << ms[2] << " ms");
+    CHECK(ran(rs[k]) == want_ran);
+    CHECK(rs[k].start_cpu_share >= 0);
+    const int way = ran(rs[k]) == "CG" ? 0 : ran(rs[k]) == "C" ? 1 : 2;
+    ms[way] = 0.5 * (ms[way] + rs[k].total_ms);
+  }
+}
