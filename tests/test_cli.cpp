@@ -100,6 +100,36 @@ TEST_CASE("dop bench split prints dynamic against 19 static splits") {
   const double best = j["workloads"][0]["best_static_cpu_share"].get<double>();
   CHECK(best >= 0.05);
   CHECK(best <= 0.95);
+  // Dynamic runs warm and cold, both recorded.
+  const auto& w = j["workloads"][0];
+  REQUIRE(w["dynamic_cold_ms"].size() == 1);
+  CHECK(w["dynamic_cold_ms"][0].get<double>() > 0);
+  CHECK(w["cold_ratio"].get<double>() > 0);
+  REQUIRE(w["dynamic_warm"].size() == 1);
+}
+
+TEST_CASE("dop run --repeat starts warm after a run on both devices and --cold never does") {
+  const std::string run = " run " + data("saxpy.json") + " --config 1,1 --repeat 4 --json";
+  auto r = run_command(dop_binary() + run + " --cold");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["last"]["warm"] == false);
+  CHECK(j["last"]["start_cpu_share"].get<double>() == -1);
+  // Warm needs a run on which both devices ran a chunk; on a small kernel the CPU may take everything every time.
+  // The last run is warm whenever a share was learned: its start share is then in [0, 1].
+  r = run_command(dop_binary() + run);
+  REQUIRE(r.rc == 0);
+  j = nlohmann::json::parse(r.out);
+  const auto& last = j["last"];
+  if (last["warm"].get<bool>()) {
+    CHECK(last["start_cpu_share"].get<double>() >= 0);
+    CHECK(last["start_cpu_share"].get<double>() <= 1);
+  } else {
+    CHECK(last["start_cpu_share"].get<double>() == -1);
+  }
+  CHECK(last["balanced_cpu_share"].get<double>() >= 0);
+  CHECK(last["balanced_cpu_share"].get<double>() <= 1);
 }
 
 TEST_CASE("dop characterize writes a platform record with positive measurements") {

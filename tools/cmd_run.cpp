@@ -31,6 +31,7 @@ struct RunFlags {
   std::string platform_id;
   bool validate = false;
   bool malleable_at_full = false;
+  bool cold = false;
   bool json = false;
   int repeat = 1;
   DeviceFlags devices;
@@ -48,6 +49,7 @@ void run(const RunFlags& f) {
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
   opt.malleable_at_full = f.malleable_at_full;
+  opt.warm_start = !f.cold;
   // The kernel's static features (code features for --auto, the memory footprint for copies): from the bundle, or
   // in an analysis build from the source, analysed only when something needs them: copies are sliced in copy mode
   // (auto resolves to it for a GPU that does not share host memory).
@@ -169,7 +171,9 @@ void run(const RunFlags& f) {
                                   {"all", totals}}},
                      {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
                                {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms},
-                               {"h2d_bytes", last.h2d_bytes}, {"d2h_bytes", last.d2h_bytes}}}};
+                               {"h2d_bytes", last.h2d_bytes}, {"d2h_bytes", last.d2h_bytes},
+                               {"warm", last.warm}, {"start_cpu_share", last.start_cpu_share},
+                               {"balanced_cpu_share", last.balanced_cpu_share}}}};
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
@@ -190,6 +194,9 @@ void run(const RunFlags& f) {
       if (!d->device.empty())
         std::printf("  %-12s %8zu work-groups in %4zu chunks, busy %.3f ms, done at %.3f ms\n", d->device.c_str(),
                     d->work_groups, d->chunks, d->busy_ms, d->finish_ms);
+    if (last.warm)
+      std::printf("  warm start from CPU share %.3f (learned from the earlier runs); balanced share measured %.3f\n",
+                  last.start_cpu_share, last.balanced_cpu_share);
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
       std::printf("  copies: h2d %.3f ms (%.1f MB), d2h %.3f ms (%.1f MB), merge %.3f ms\n", last.h2d_ms,
                   double(last.h2d_bytes) / 1e6, last.d2h_ms, double(last.d2h_bytes) / 1e6, last.merge_ms);
@@ -234,6 +241,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--repeat", f->repeat, "Timed runs after one warm-up (default 1, no warm-up)")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "Print JSON");
+  cmd->add_flag("--cold", f->cold,
+                "Every run starts cold (no warm start from the share learned in the earlier runs of --repeat)");
   add_device_flags(cmd, f->devices);
   cmd->callback([f] { run(*f); });
 }
