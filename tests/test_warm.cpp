@@ -45,6 +45,13 @@ Spec loop_spec(size_t items, int iters, int heavy_items, int heavy_iters) {
   return s;
 }
 
+// The output of a plain run on one device, for the co-executed launches to reproduce.
+std::vector<ArgData> single_device_output(const Spec& s, const Config& one_device) {
+  auto out = make_args(s);
+  Executor(s, kLoop, two_devices()).launch(out, one_device);
+  return out;
+}
+
 double cpu_share_measured(const LaunchResult& r) {
   return learn_cpu_share(double(r.cpu.work_items), r.cpu.finish_ms, double(r.gpu.work_items),
                          r.gpu.finish_ms + (r.memory == MemoryMode::resident ? 0.0 : r.d2h_ms));
@@ -69,11 +76,7 @@ TEST_CASE("the learned share is the one at which both devices finish together") 
 
 TEST_CASE("warm launches start from the learned share and reproduce the reference at every configuration") {
   const Spec s = loop_spec(64 * 512, 400, 0, 0);
-  auto want = make_args(s);
-  {
-    Executor single(s, kLoop, two_devices());
-    single.launch(want, Config{1, 0});
-  }
+  const auto want = single_device_output(s, Config{1, 0});
   for (MemoryMode mode : {MemoryMode::zero_copy, MemoryMode::copy}) {
     ExecutorOptions o;
     o.memory = mode;
@@ -121,12 +124,8 @@ TEST_CASE("a device whose learned share rounds to nothing sits the next launch o
   // 64 work-groups; the first one is heavy. The CPU claims from the front, so on the first launch it gets the heavy
   // group while the GPU runs the other 63: the CPU's rate is so low that its learned share is under half a unit.
   const Spec s = loop_spec(64 * 64, 10, 64, 1 << 20);
-  auto want = make_args(s);
+  const auto want = single_device_output(s, Config{0, 1});
   Executor ex(s, kLoop, two_devices());
-  {
-    Executor single(s, kLoop, two_devices());
-    single.launch(want, Config{0, 1});
-  }
   auto args = make_args(s);
   const auto cold = ex.launch(args, Config{1, 1});
   REQUIRE(compare_outputs(s, args, want).ok);
@@ -144,11 +143,7 @@ TEST_CASE("a device whose learned share rounds to nothing sits the next launch o
 
 TEST_CASE("warm starts can be forgotten and switched off") {
   const Spec s = loop_spec(64 * 256, 400, 0, 0);
-  auto want = make_args(s);
-  {
-    Executor single(s, kLoop, two_devices());
-    single.launch(want, Config{1, 0});
-  }
+  const auto want = single_device_output(s, Config{1, 0});
   for (bool on : {true, false}) {
     ExecutorOptions o;
     o.warm_start = on;
@@ -178,11 +173,7 @@ TEST_CASE("warm starts can be forgotten and switched off") {
 TEST_CASE("after two warm launches on both devices each device is timed alone once and the fastest way is kept") {
   // warm_explore = 1: both single-device ways are plausible whatever the share, so both are tried.
   const Spec s = loop_spec(64 * 256, 400, 0, 0);
-  auto want = make_args(s);
-  {
-    Executor single(s, kLoop, two_devices());
-    single.launch(want, Config{1, 0});
-  }
+  const auto want = single_device_output(s, Config{1, 0});
   ExecutorOptions o;
   o.warm_explore = 1;
   o.warm_recheck = 8;
