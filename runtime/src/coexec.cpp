@@ -351,17 +351,17 @@ struct Executor::Impl {
     double cpu_rate = 0, gpu_rate = 0;  // units per ms of chunk time; 0: not measured yet
     int launches = 0;                   // warm launches, for the periodic recheck
     int both_runs = 0;                  // warm launches that ran both devices
-    bool measured = false;
+    bool measured = false, measured_warm = false;
     double ms[3] = {0, 0, 0};  // average total_ms by Way; 0: not measured
     bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
-    // How the next warm launch runs: a device whose share rounds to nothing sits out; after two launches on both,
+    // How the next warm launch runs: a device whose share rounds to nothing sits out; after a warm launch on both,
     // each way the learned share makes plausible (a device's share under `explore`) is tried once; then the fastest
     // way measured, except that every `recheck`-th launch runs both, so that the share and its time stay current.
     Way choose(double units, const ExecutorOptions& o) {
       ++launches;
       if (share * units < 0.5) return Way::gpu_alone;
       if ((1 - share) * units < 0.5) return Way::cpu_alone;
-      if (both_runs < 2 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
+      if (both_runs < 1 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
       if (share >= 1 - o.warm_explore && ms[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
       if (share <= o.warm_explore && ms[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
       Way best = Way::both;
@@ -369,13 +369,16 @@ struct Executor::Impl {
         if (ms[int(w)] > 0 && ms[int(w)] < ms[int(best)]) best = w;
       return best;
     }
-    // What a launch measured: the balanced share (replacing the learned one when they disagree by more than
-    // 0.25, a sign that the earlier launches paid for something this one did not, such as a first compilation),
-    // the rates, and the time of the way it ran (warm launches only).
+    // What a launch measured: the balanced share (replacing the learned one when that came from cold launches
+    // only, whose probe chunks distort it, or when they disagree by more than 0.25, a sign that the earlier
+    // launches paid for something this one did not, such as a first compilation), the rates, and the time of the
+    // way it ran (warm launches only).
     void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
       if (balanced >= 0) {
-        share = measured && std::abs(balanced - share) <= 0.25 ? 0.5 * (share + balanced) : balanced;
+        const bool keep = measured && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
+        share = keep ? 0.5 * (share + balanced) : balanced;
         measured = true;
+        measured_warm = measured_warm || warm_launch;
       }
       if (cpu_r > 0) cpu_rate = cpu_r;
       if (gpu_r > 0) gpu_rate = gpu_r;

@@ -135,17 +135,18 @@ struct ExecutorOptions {
   double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
   /// Warm starts. A dynamic launch that ran on both devices measures the CPU share at which both would have finished
   /// together (each device's units over its time, the GPU's read-back included; learn_cpu_share) and the devices'
-  /// rates; the executor keeps an average of that share per configuration, launch shape and scalar arguments (a
-  /// launch that disagrees with it by more than 0.25 replaces it). The next such launch starts from it: the GPU
+  /// rates; the executor keeps an average of that share per configuration, launch shape and scalar arguments (the
+  /// first warm launch's share replaces what cold launches measured, and so does one that disagrees with the
+  /// average by more than 0.25). The next such launch starts from it: the GPU
   /// claims its share, less a tail of `warm_tail` of it, in one chunk, both devices know the other's rate from the
   /// start, and the tail is distributed dynamically. Balanced finish times are not always the fastest launch (the
-  /// GPU's copies take memory bandwidth and a core from the CPU), so after two warm launches on both devices, a
+  /// GPU's copies take memory bandwidth and a core from the CPU), so after a warm launch on both devices, a
   /// device whose share is under `warm_explore` is left out once to time the other alone, and later launches run
   /// the fastest way measured; every `warm_recheck`-th warm launch runs both again. A device whose share rounds to
   /// nothing always sits the launch out. LaunchResult::warm and start_cpu_share say what a launch started from.
   bool warm_start = true;
   double warm_tail = 0.1;
-  double warm_explore = 0.25;
+  double warm_explore = 0.5;
   int warm_recheck = 16;
   /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
