@@ -1,6 +1,5 @@
-// A tiny interval evaluator of the features' memory footprint (docs/features.md, "Memory footprint"), as the
-// runtime will compute it: every atom's [lo, hi] from its range expressions (hi < lo clamped to lo), then interval
-// arithmetic over each access's terms.
+// Checks of the features' memory footprint (docs/features.md, "Memory footprint") that need no runtime: the names
+// a chunk's range expressions may use, and whether a kernel's footprint object is well-formed.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,50 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
 #include "dop/predictor.hpp"
 
 namespace dop::test {
-
-struct ByteRange {
-  int64_t lo = 0, hi = -1;  ///< inclusive; empty when hi < lo
-  bool empty() const { return hi < lo; }
-};
-
-/// Bytes of `arg` that the accesses (reads when want_write is false, writes when true, all when nullopt) may touch
-/// for the given values of names (arguments, launch constants, chunk variables). Empty when there is no access.
-inline ByteRange footprint_range(const nlohmann::ordered_json& fp, const std::string& arg,
-                                 const std::map<std::string, int64_t>& values,
-                                 std::optional<bool> want_write = std::nullopt) {
-  ByteRange out;
-  bool any = false;
-  for (const auto& acc : fp.at("args").at(arg).at("accesses")) {
-    if (want_write && acc.at("write").get<bool>() != *want_write) continue;
-    int64_t lo = 0, hi = 0;
-    for (const auto& term : acc.at("terms")) {
-      int64_t tlo = term.at(0).get<int64_t>(), thi = tlo;
-      for (size_t i = 1; i < term.size(); ++i) {
-        const auto& r = fp.at("ranges").at(term.at(i).get<std::string>());
-        const int64_t alo = dop::pred::evaluate_expr(r.at(0).get<std::string>(), values);
-        const int64_t ahi = std::max(alo, dop::pred::evaluate_expr(r.at(1).get<std::string>(), values));
-        const int64_t c[4] = {tlo * alo, tlo * ahi, thi * alo, thi * ahi};
-        tlo = *std::min_element(c, c + 4);
-        thi = *std::max_element(c, c + 4);
-      }
-      lo += tlo;
-      hi += thi;
-    }
-    hi += acc.at("bytes").get<int64_t>() - 1;
-    out.lo = any ? std::min(out.lo, lo) : lo;
-    out.hi = any ? std::max(out.hi, hi) : hi;
-    any = true;
-  }
-  return out;
-}
 
 /// Launch and chunk names for a launch of `global` x `local` work-items whose chunk covers gid [lo, hi] along the
 /// last dimension `dims - 1` (whole launch along the others).

@@ -1,22 +1,23 @@
 // features/: the per-argument memory footprint (docs/features.md, "Memory footprint"). Exact cases are evaluated
-// numerically with the runtime's interval arithmetic (footprint_eval.hpp) and compared with hand-computed byte
-// ranges; the real kernels of kernels/ must give well-formed footprints.
+// by the runtime that consumes them (dop::footprint_ranges) and compared with hand-computed byte ranges; the real
+// kernels of kernels/ must give well-formed footprints.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <vector>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "dop/features.hpp"
+#include "dop/runtime.hpp"
 #include "footprint_eval.hpp"
 #include "support.hpp"
 
-using dop::test::ByteRange;
 using dop::test::chunk_values;
-using dop::test::footprint_range;
 using json = nlohmann::ordered_json;
 
 namespace {
@@ -30,6 +31,53 @@ json kernel_json(const std::string& source, const std::string& kernel = "") {
   return json::parse(dop::features::to_json(r.kernels[0]));
 }
 
+/// Bytes [lo, hi] (inclusive; empty when hi < lo).
+struct ByteRange {
+  int64_t lo = 0, hi = -1;
+  bool empty() const { return hi < lo; }
+};
+
+/// What the runtime (dop::footprint_ranges) computes from the kernel's footprint for the launch and chunk in `v`
+/// (chunk_values: global and local sizes, the split dimension's gid range, and the integer scalar arguments by
+/// name): the bytes of `arg` that its reads (want_write false), writes (true) or both (nullopt) may touch. Buffers
+/// are sized so that nothing is clamped.
+ByteRange footprint_range(const json& kernel, const std::string& arg, const std::map<std::string, int64_t>& v,
+                          std::optional<bool> want_write = std::nullopt) {
+  const dop::Footprint fp = dop::parse_footprint(kernel.dump(), "test kernel");
+  dop::Spec spec;
+  std::vector<size_t> local;
+  const auto dims = size_t(v.at("work_dim"));
+  for (size_t d = 0; d < dims; ++d) {
+    spec.global.push_back(size_t(v.at("global_size_" + std::to_string(d))));
+    local.push_back(size_t(v.at("local_size_" + std::to_string(d))));
+  }
+  for (const auto& a : kernel.at("args")) {
+    dop::ArgSpec s;
+    s.name = a.at("name").get<std::string>();
+    s.kind = a.at("pointer").get<bool>() ? dop::ArgKind::buffer : dop::ArgKind::scalar;
+    s.type = s.kind == dop::ArgKind::buffer ? dop::ElemType::u8 : dop::ElemType::i64;
+    s.count = size_t(1) << 40;
+    spec.args.push_back(s);
+  }
+  std::vector<dop::ArgData> args(spec.args.size());
+  size_t index = spec.args.size();
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    args[i].spec = &spec.args[i];
+    if (spec.args[i].name == arg) index = i;
+    const auto it = v.find(spec.args[i].name);
+    if (spec.args[i].kind == dop::ArgKind::scalar && it != v.end()) args[i].storage.assign(1, uint64_t(it->second));
+  }
+  REQUIRE(index < spec.args.size());
+  const std::string sd = std::to_string(dims - 1);
+  const auto r = dop::footprint_ranges(fp, spec, args, local, size_t(v.at("gid_lo_" + sd)),
+                                       size_t(v.at("gid_hi_" + sd)) + 1)[index];
+  REQUIRE(r.read);  // bounded
+  dop::ByteRange b = want_write ? (*want_write ? *r.write : *r.read) : *r.read;
+  if (!want_write && !r.write->empty())
+    b = b.empty() ? *r.write : dop::ByteRange{std::min(b.lo, r.write->lo), std::max(b.hi, r.write->hi)};
+  return b.empty() ? ByteRange{} : ByteRange{b.lo, b.hi - 1};
+}
+
 const json& fp_arg(const json& k, const std::string& arg) { return k.at("footprint").at("args").at(arg); }
 bool whole(const json& k, const std::string& arg) { return fp_arg(k, arg).at("whole").get<bool>(); }
 
@@ -38,7 +86,7 @@ void check_range(const json& k, const std::string& arg, const std::map<std::stri
   INFO(k.at("footprint").dump());
   INFO("argument " << arg);
   REQUIRE_FALSE(whole(k, arg));
-  const ByteRange r = footprint_range(k.at("footprint"), arg, v, write);
+  const ByteRange r = footprint_range(k, arg, v, write);
   CHECK(r.lo == lo);
   CHECK(r.hi == hi);
 }
@@ -62,7 +110,7 @@ __kernel void vadd(__global const float* a, __global const float* b, __global fl
   check_range(k, "a", v, 400, 799);
   check_range(k, "b", v, 400, 799);
   check_range(k, "c", v, 400, 799, true);
-  CHECK(footprint_range(k.at("footprint"), "c", v, false).empty());  // c is only written
+  CHECK(footprint_range(k, "c", v, false).empty());  // c is only written
   // Not a model feature: the CSV does not have it.
   CHECK(dop::features::csv_header().find("footprint") == std::string::npos);
 }
@@ -233,7 +281,7 @@ __kernel void tail(__global const float* a, __global float* s, int n) {
   v["n"] = 100;
   INFO(k.at("footprint").dump());
   REQUIRE_FALSE(whole(k, "a"));
-  const ByteRange r = footprint_range(k.at("footprint"), "a", v);
+  const ByteRange r = footprint_range(k, "a", v);
   CHECK(r.lo <= 40);   // a[10]
   CHECK(r.hi >= 399);  // a[99]
   CHECK(r.hi <= 4 * 200);

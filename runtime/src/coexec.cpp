@@ -347,11 +347,11 @@ struct Executor::Impl {
   // the launch times of the three ways to run (both devices from the learned share, the CPU alone, the GPU alone).
   struct Warm {
     enum class Way { both, cpu_alone, gpu_alone };
-    double share = 0.5;
+    double share = -1;                  // -1: not measured yet
     double cpu_rate = 0, gpu_rate = 0;  // units per ms of chunk time; 0: not measured yet
     int launches = 0;                   // warm launches, for the periodic recheck
     int both_runs = 0;                  // warm launches that ran both devices
-    bool measured = false, measured_warm = false;
+    bool measured_warm = false;         // the share includes a warm launch's
     double ms[3] = {0, 0, 0};  // average total_ms by Way; 0: not measured
     bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
     // How the next warm launch runs: a device whose share rounds to nothing sits out; after a warm launch on both,
@@ -375,9 +375,8 @@ struct Executor::Impl {
     // way it ran (warm launches only).
     void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
       if (balanced >= 0) {
-        const bool keep = measured && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
+        const bool keep = share >= 0 && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
         share = keep ? 0.5 * (share + balanced) : balanced;
-        measured = true;
         measured_warm = measured_warm || warm_launch;
       }
       if (cpu_r > 0) cpu_rate = cpu_r;
@@ -1171,7 +1170,7 @@ struct Executor::Impl {
       if (learned) {
         // A device left out measured nothing about the balance; a launch that left one out by choice says how
         // fast the other is alone.
-        const bool alone = res.warm && way != Warm::Way::both;
+        const bool alone = way != Warm::Way::both;  // only a warm launch leaves a device out by choice
         std::lock_guard<std::mutex> l(rates.m);
         learned->learn(alone ? -1 : res.balanced_cpu_share, rates.cpu, rates.gpu, res.warm, way, res.total_ms);
       }
