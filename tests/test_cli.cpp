@@ -26,6 +26,7 @@ TEST_CASE("dop devices --json lists the PoCL devices with roles") {
   CHECK(j["devices"][0]["id"] == "pocl:0");
   CHECK(j["devices"][0]["type"] == "cpu");
   CHECK(j["devices"][0]["fission_by_counts"] == true);
+  CHECK_THAT(j["devices"][0]["svm"].get<std::string>(), Catch::Contains("fine"));
   CHECK(j["selection"]["cpu"] == "pocl:0");
   CHECK(j["selection"]["gpu"] == "pocl:1");
 }
@@ -61,6 +62,25 @@ TEST_CASE("dop run validates co-execution against a plain run") {
   const auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --memory copy --repeat 3 --validate");
   CHECK(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("over 3 run(s)") && Catch::Contains("validation against a plain run on pocl:0: ok"));
+}
+
+TEST_CASE("dop run --memory svm runs both devices on shared virtual memory") {
+  for (const char* cfg : {"1,1", "0.5,0.5", "0,1"}) {
+    const auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --memory svm --config " + cfg +
+                               " --repeat 2 --validate --json");
+    INFO(cfg << ": " << r.out);
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["validation"]["ok"] == true);
+    CHECK(j["memory"] == "svm");
+    CHECK(j["last"]["h2d_bytes"] == 0);
+  }
+  // One PoCL device, so no GPU role: svm runs the CPU alone on its own SVM.
+  const auto r = run_command("POCL_DEVICES=pthread " + dop_binary() + " run " + data("saxpy.json") +
+                             " --memory svm --config 1,0 --validate");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("memory svm") && Catch::Contains("validation against a plain run on pocl:0: ok"));
 }
 
 TEST_CASE("dop run names what is wrong with a spec") {

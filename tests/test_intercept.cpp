@@ -140,16 +140,18 @@ TEST_CASE("intercept: 2D launch with a read-write buffer is exact", "[intercept]
   }
 }
 
-TEST_CASE("intercept: copy memory mode merges the GPU's writes", "[intercept]") {
-  auto r =
-      run_command("DOP_MEMORY=copy LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" + app() + "' rw2d");
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("rw2d: OK") != std::string::npos);
-  const auto lines = log_lines(r.out, "rw2d");
-  REQUIRE(lines.size() == 2);
-  for (const auto& l : lines) CHECK(field(l, "memory") == "copy");
-  check_ran_at(lines, "0.5,0.5", 0.5, 0.5, (96 / 16) * (256 / 4));
+TEST_CASE("intercept: copy and svm memory modes give the application its results", "[intercept]") {
+  for (const std::string mode : {"copy", "svm"}) {
+    auto r = run_command("DOP_MEMORY=" + mode + " LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" +
+                         app() + "' rw2d");
+    INFO(mode << ": " << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("rw2d: OK") != std::string::npos);
+    const auto lines = log_lines(r.out, "rw2d");
+    REQUIRE(lines.size() == 2);
+    for (const auto& l : lines) CHECK(field(l, "memory") == mode);
+    check_ran_at(lines, "0.5,0.5", 0.5, 0.5, (96 / 16) * (256 / 4));
+  }
 }
 
 TEST_CASE("intercept: a __local argument falls back to the real launch and stays right", "[intercept]") {

@@ -198,7 +198,7 @@ TEST_CASE("resident data: inputs on the GPU before the timed region and outputs 
     if (r.gpu.work_groups > 0) CHECK(r.d2h_bytes == s.args[0].bytes());
   }
   CHECK(parse_memory_mode("resident") == MemoryMode::resident);
-  CHECK_THROWS_WITH(parse_memory_mode("pinned"), Catch::Contains("auto, zero-copy, copy or resident"));
+  CHECK_THROWS_WITH(parse_memory_mode("pinned"), Catch::Contains("auto, zero-copy, copy, resident or svm"));
 }
 
 TEST_CASE("launch_auto runs the configuration the model picks for the launch shape the executor runs") {

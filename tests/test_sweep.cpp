@@ -199,3 +199,17 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
   CHECK(wz.rc == 1);
   CHECK_THAT(wz.out, Catch::Contains("a sweep appends to a plain CSV"));
 }
+
+TEST_CASE("dop sweep --memory svm validates a real-world kernel at every configuration") {
+  const std::string out = tmp("svm.csv");
+  std::remove(out.c_str());
+  const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/bicg/bicg2_small_n500_wg64.json";
+  const auto r = run_command(dop_binary() + " sweep --spec " + spec +
+                             " --memory svm --repeat 1 --warmup 0 --platform-id test --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("44 rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  CHECK(rows.keys.size() == 44);
+  CHECK(rows.invalid == 0);
+}

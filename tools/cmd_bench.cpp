@@ -66,9 +66,11 @@ void run_split(const SplitFlags& f) {
     std::vector<std::vector<double>> stat(shares.size());
     std::vector<double> dyn, dyn_cpu_share, dyn_whole, dyn_h2d, dyn_cold, dyn_warm;
     const auto initial = make_args(spec);  // generated once; writable buffers are restored before every run
-    auto reference = initial;
+    // Each executor runs on arguments in its own memory (its SVM in svm mode: an allocation belongs to one context).
+    auto reference = ex.place(initial);
     ex.launch(reference, cfg);  // warm-up and the output every other variant must reproduce
-    auto args = initial;
+    auto args = ex.place(initial), cold_args = cold.place(initial);
+    std::vector<ArgData> whole_args = whole ? whole->place(initial) : std::vector<ArgData>{};
     for (int r = 0; r < f.repeat; ++r) {  // interleaved, so that drift hits every variant alike
       reset_writable(args, initial);
       const auto d = ex.launch(args, cfg);
@@ -76,14 +78,14 @@ void run_split(const SplitFlags& f) {
       dyn_warm.push_back(d.warm ? 1 : 0);
       dyn_h2d.push_back(double(d.h2d_bytes) / 1e6);
       if (!compare_outputs(spec, args, reference).ok) throw std::runtime_error(path + ": dynamic run gave wrong output");
-      reset_writable(args, initial);
-      dyn_cold.push_back(cold.launch(args, cfg).total_ms);
-      if (r == 0 && !compare_outputs(spec, args, reference).ok)
+      reset_writable(cold_args, initial);
+      dyn_cold.push_back(cold.launch(cold_args, cfg).total_ms);
+      if (r == 0 && !compare_outputs(spec, cold_args, reference).ok)
         throw std::runtime_error(path + ": cold dynamic run gave wrong output");
       if (whole) {
-        reset_writable(args, initial);
-        dyn_whole.push_back(whole->launch(args, cfg).total_ms);
-        if (r == 0 && !compare_outputs(spec, args, reference).ok)
+        reset_writable(whole_args, initial);
+        dyn_whole.push_back(whole->launch(whole_args, cfg).total_ms);
+        if (r == 0 && !compare_outputs(spec, whole_args, reference).ok)
           throw std::runtime_error(path + ": dynamic run with whole copies gave wrong output");
       }
       dyn_cpu_share.push_back(double(d.cpu.work_items) / double(d.cpu.work_items + d.gpu.work_items));
@@ -136,7 +138,7 @@ void add_bench(CLI::App& app) {
   auto f = std::make_shared<SplitFlags>();
   cmd->add_option("specs", f->specs, "Workload specs")->required();
   cmd->add_option("--config", f->config, "Configuration of the dynamic runs (default 1,1)");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm");
   cmd->add_option("--repeat", f->repeat, "Interleaved repetitions per variant (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", f->out, "Also write every measurement as JSON to this file");
   cmd->add_option("--bundles", f->bundles,

@@ -59,6 +59,7 @@ void run_devices(const DeviceFlags& flags, bool as_json) {
                               {"host_unified_memory", d.host_unified_memory},
                               {"fission_by_counts", d.fission_by_counts},
                               {"max_sub_devices", d.max_sub_devices},
+                              {"svm", cl::svm_name(d.svm)},
                               {"identity", d.identity()}});
     }
     j["selection"] = {{"cpu", sel.cpu ? nlohmann::json(sel.cpu->id) : nlohmann::json(nullptr)},
@@ -72,16 +73,17 @@ void run_devices(const DeviceFlags& flags, bool as_json) {
     std::cout << "no OpenCL devices found (no ICD in /etc/OpenCL/vendors, or no platform reported a device)\n";
     return;
   }
-  std::printf("%-10s %-5s %-4s %-36s %5s %11s %-22s %s\n", "id", "type", "role", "name", "CUs", "memory", "OpenCL",
-              "fission");
+  std::printf("%-10s %-5s %-4s %-36s %5s %11s %-22s %-22s %s\n", "id", "type", "role", "name", "CUs", "memory",
+              "OpenCL", "fission", "SVM");
   for (const auto& d : devices) {
     std::string name = d.name.size() > 36 ? d.name.substr(0, 33) + "..." : d.name;
     std::string ver = d.version.size() > 22 ? d.version.substr(0, 22) : d.version;
     std::string role = selected_as(d);
-    std::printf("%-10s %-5s %-4s %-36s %5u %11s %-22s %s\n", d.id.c_str(), cl::role_name(d.role),
+    const std::string fission = d.fission_by_counts ? "by counts, max " + std::to_string(d.max_sub_devices) : "no";
+    std::printf("%-10s %-5s %-4s %-36s %5u %11s %-22s %-22s %s\n", d.id.c_str(), cl::role_name(d.role),
                 role.empty() ? "-" : role.c_str(), name.c_str(), d.compute_units,
-                human_bytes(double(d.global_mem_bytes)).c_str(), ver.c_str(),
-                d.fission_by_counts ? ("by counts, max " + std::to_string(d.max_sub_devices)).c_str() : "no");
+                human_bytes(double(d.global_mem_bytes)).c_str(), ver.c_str(), fission.c_str(),
+                cl::svm_name(d.svm).c_str());
   }
   if (!selection_error.empty()) std::printf("\nwarning: %s\n", selection_error.c_str());
 }

@@ -118,7 +118,7 @@ void add_exec(CLI::App& app) {
                   "Kernel bundles (dop bundle) of the app's kernels: malleable forms, footprints, code features "
                   "[env DOP_BUNDLES]");
   cmd->add_option("--model", f->model, "Model (dop train) for --config auto [env DOP_MODEL]");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident [env DOP_MEMORY; default auto]");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm [env DOP_MEMORY; default auto]");
   cmd->add_flag("--log", f->log,
                 "One line per kernel launch on stderr: config, work-groups per device, time, or "
                 "why it fell back [env DOP_LOG=1]");

@@ -104,7 +104,7 @@ void run(const RunFlags& f) {
   Executor ex(spec, source, sel, opt);
 
   const std::vector<ArgData> initial = make_args(spec);
-  std::vector<ArgData> args = initial;
+  std::vector<ArgData> args = ex.place(initial);  // where the executor runs them in place (its SVM, in svm mode)
   // The model decides with the launch shape the executor runs (its own local size where the spec leaves it open).
   nlohmann::json auto_info;
   Config cfg;
@@ -230,7 +230,7 @@ void add_run(CLI::App& app) {
   autoc->excludes(config);
   cmd->add_option("--model", f->model, "Model file (dop train) for --auto")->needs(autoc);
   cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident (default auto)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
   auto* bundle = cmd->add_option("--bundle", f->bundle,
                                  "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");

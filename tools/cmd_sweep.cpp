@@ -247,7 +247,7 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--platform", f->platform, "Platform record from dop characterize (id and grid)");
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm");
   cmd->add_option("--bundles", f->bundles,
                   "Folder of kernel bundles (dop bundle) with the malleable GPU forms; an analysis build makes them");
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));

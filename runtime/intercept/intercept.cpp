@@ -460,13 +460,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
       }
       auto fresh = std::make_shared<DopState::Entry>();
       fresh->exec = std::make_unique<dop::Executor>(spec, *plan.source, s.sel, opt);
-      const dop::Spec& es = fresh->exec->spec();
-      fresh->args.resize(es.args.size());
-      for (size_t i = 0; i < es.args.size(); ++i) {
-        fresh->args[i].spec = &es.args[i];
-        fresh->args[i].bytes = es.args[i].bytes();
-        fresh->args[i].storage.resize((fresh->args[i].bytes + 7) / 8);
-      }
+      fresh->args = fresh->exec->make_args();  // in the executor's SVM under DOP_MEMORY=svm
       e = std::move(fresh);
     }
     entry = e;

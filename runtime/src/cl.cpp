@@ -244,10 +244,25 @@ std::vector<DeviceInfo> discover() {
       if (clGetDeviceInfo(devs[i], CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof(msd), &msd, nullptr) != CL_SUCCESS)
         msd = 0;
       di.max_sub_devices = msd;
+      cl_device_svm_capabilities svm = 0;
+      if (clGetDeviceInfo(devs[i], CL_DEVICE_SVM_CAPABILITIES, sizeof(svm), &svm, nullptr) != CL_SUCCESS) svm = 0;
+      di.svm = svm;
       out.push_back(std::move(di));
     }
   }
   return out;
+}
+
+std::string svm_name(cl_device_svm_capabilities caps) {
+  std::string s;
+  auto add = [&](cl_device_svm_capabilities bit, const char* name) {
+    if (caps & bit) s += (s.empty() ? "" : "+") + std::string(name);
+  };
+  add(CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, "coarse");
+  add(CL_DEVICE_SVM_FINE_GRAIN_BUFFER, "fine");
+  add(CL_DEVICE_SVM_FINE_GRAIN_SYSTEM, "system");
+  add(CL_DEVICE_SVM_ATOMICS, "atomics");
+  return s.empty() ? "none" : s;
 }
 
 namespace {
@@ -430,6 +445,12 @@ void set_arg(const Kernel& k, cl_uint index, size_t size, const void* value) {
     throw Error(err, "clSetKernelArg",
                 "kernel '" + kernel_name(k) + "' argument " + std::to_string(index) + " (" + std::to_string(size) +
                     " bytes)");
+}
+
+void set_arg_svm(const Kernel& k, cl_uint index, const void* ptr) {
+  cl_int err = clSetKernelArgSVMPointer(k.get(), index, ptr);
+  if (err != CL_SUCCESS)
+    throw Error(err, "clSetKernelArgSVMPointer", "kernel '" + kernel_name(k) + "' argument " + std::to_string(index));
 }
 
 Event enqueue_ndrange(const Queue& q, const Kernel& k, const std::vector<size_t>& global,

@@ -68,7 +68,8 @@ MemoryMode parse_memory_mode(const std::string& s) {
   if (s == "zero-copy") return MemoryMode::zero_copy;
   if (s == "copy") return MemoryMode::copy;
   if (s == "resident") return MemoryMode::resident;
-  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy, copy or resident");
+  if (s == "svm") return MemoryMode::svm;
+  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy, copy, resident or svm");
 }
 
 const char* memory_mode_name(MemoryMode m) {
@@ -79,6 +80,8 @@ const char* memory_mode_name(MemoryMode m) {
       return "copy";
     case MemoryMode::resident:
       return "resident";
+    case MemoryMode::svm:
+      return "svm";
     default:
       return "auto";
   }
@@ -325,7 +328,41 @@ struct Rates {
   bool cpu_parked = false, gpu_parked = false;  // declined the tail, waiting for the other device
 };
 
+// Fine-grain buffer SVM of one context (MemoryMode::svm): every device of the context and the host use the same
+// bytes, at the same time, without mapping. Keeps the context alive as long as an allocation may.
+class SvmMemory : public ArgMemory {
+ public:
+  SvmMemory(cl::Context ctx, cl_svm_mem_flags flags) : ctx_(std::move(ctx)), flags_(flags) {}
+  void* allocate(std::size_t bytes) override {
+    // Alignment 0: that of the largest OpenCL type, the most the specification lets an implementation guarantee.
+    void* p = clSVMAlloc(ctx_.get(), flags_, bytes, 0);
+    if (!p)
+      throw cl::Error(CL_OUT_OF_RESOURCES, "clSVMAlloc",
+                      std::to_string(bytes) + " bytes of fine-grain buffer SVM were refused");
+    return p;
+  }
+  void deallocate(void* p, std::size_t) noexcept override { clSVMFree(ctx_.get(), p); }
+
+ private:
+  cl::Context ctx_;
+  cl_svm_mem_flags flags_;
+};
+
 }  // namespace
+
+std::string svm_unavailable(const cl::Selection& sel) {
+  if (!sel.cpu && !sel.gpu) return "no device is selected";
+  if (sel.cpu && sel.gpu && sel.cpu->platform != sel.gpu->platform)
+    return "the CPU (" + sel.cpu->id + ", " + sel.cpu->platform_name + ") and the GPU (" + sel.gpu->id + ", " +
+           sel.gpu->platform_name +
+           ") are devices of different platforms, and an SVM allocation belongs to one context of one platform";
+  for (const auto* d : {&sel.cpu, &sel.gpu})
+    if (*d && !((*d)->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER))
+      return "device " + (*d)->id + " has SVM capabilities '" + cl::svm_name((*d)->svm) +
+             "'; dop needs fine-grain buffer SVM, so that both devices and the host work on one allocation at once "
+             "without mapping it";
+  return {};
+}
 
 struct Executor::Impl {
   Spec spec;
@@ -335,6 +372,10 @@ struct Executor::Impl {
   std::mutex launch_mutex;
   std::map<int, std::unique_ptr<Side>> cpu_sides;  // by core count
   std::unique_ptr<Side> gpu_plain, gpu_malleable;
+  // MemoryMode::svm: one context for every side (the CPU's sub-devices at the core counts of the grid, and the
+  // GPU), made at the first launch or make_args, and the fine-grain SVM of that context.
+  cl::Context shared_ctx;
+  std::shared_ptr<SvmMemory> svm;
 
   std::vector<size_t> local;  // the spec's local size, or one chosen when the spec leaves it open
   size_t split_dim = 0;       // units are slabs of work-groups along this (slowest) dimension
@@ -392,6 +433,10 @@ struct Executor::Impl {
   Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
       : spec(s), source(src), sel(d), opt(std::move(o)) {
     if (!sel.cpu && !sel.gpu) throw std::invalid_argument("no device to run '" + spec.name + "' on");
+    if (opt.memory == MemoryMode::svm) {
+      const std::string why = svm_unavailable(sel);
+      if (!why.empty()) throw std::invalid_argument("memory mode svm for '" + spec.name + "': " + why);
+    }
     geometry();
   }
 
@@ -491,52 +536,132 @@ struct Executor::Impl {
                              malleable ? file + " (malleable form)" : file);
   }
 
-  // Every CPU core count of the grid (and the one asked for) as sub-devices of ONE context, built once: one
-  // compilation per workload instead of one per core count.
-  Side& cpu_side(int cores) {
-    auto it = cpu_sides.find(cores);
-    if (it != cpu_sides.end()) return *it->second;
+  // CPU core counts as devices: a sub-device per count below the whole device (whose own handle is empty).
+  // `counts` sorted and unique.
+  struct CpuDevices {
+    std::vector<cl::DeviceHandle> subs;
+    std::vector<cl_device_id> devices;
+  };
+  CpuDevices cpu_devices(const std::vector<int>& counts) const {
     const int total = int(sel.cpu->compute_units);
-    std::vector<int> counts{cores};
+    CpuDevices d;
+    d.subs.resize(counts.size());
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (counts[i] < total) d.subs[i] = cl::create_sub_device(*sel.cpu, cl_uint(counts[i]));
+      d.devices.push_back(d.subs[i] ? d.subs[i].get() : sel.cpu->device);
+    }
+    return d;
+  }
+  // One context for the CPU's `counts` (and `extra` devices of its platform after them). A platform that refuses
+  // a device and its sub-devices in one context gets the whole CPU as a sub-device too.
+  cl::Context cpu_context(const std::vector<int>& counts, CpuDevices& d, const std::vector<cl_device_id>& extra) {
+    auto with_extra = [&] {
+      std::vector<cl_device_id> all = d.devices;
+      all.insert(all.end(), extra.begin(), extra.end());
+      return all;
+    };
+    try {
+      return cl::create_context(with_extra());
+    } catch (const cl::Error&) {
+      const int total = int(sel.cpu->compute_units);
+      if (counts.back() != total || d.subs.back()) throw;
+      d.subs.back() = cl::create_sub_device(*sel.cpu, cl_uint(total));
+      d.devices.back() = d.subs.back().get();
+      return cl::create_context(with_extra());
+    }
+  }
+  std::vector<int> level_counts(int extra_count) const {
+    const int total = int(sel.cpu->compute_units);
+    std::vector<int> counts;
+    if (extra_count > 0) counts.push_back(extra_count);
     for (double l : opt.cpu_levels)
       if (l > 0) counts.push_back(std::clamp(int(std::lround(l * total)), 1, total));
     for (const auto& [c, side] : cpu_sides) counts.push_back(c);
     std::sort(counts.begin(), counts.end());
     counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
-    std::vector<cl::DeviceHandle> subs(counts.size());  // empty for the whole device
-    std::vector<cl_device_id> devices;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      if (counts[i] < total) subs[i] = cl::create_sub_device(*sel.cpu, cl_uint(counts[i]));
-      devices.push_back(subs[i] ? subs[i].get() : sel.cpu->device);
-    }
-    cl::Context ctx;
-    try {
-      ctx = cl::create_context(devices);
-    } catch (const cl::Error&) {  // a platform that refuses a device and its sub-devices in one context
-      if (counts.back() != total) throw;
-      subs.back() = cl::create_sub_device(*sel.cpu, cl_uint(total));
-      devices.back() = subs.back().get();
-      ctx = cl::create_context(devices);
-    }
-    cl::Program program = build(ctx, devices, false);
+    return counts;
+  }
+  std::string cpu_side_id(int c) const {
+    return c < int(sel.cpu->compute_units) ? sel.cpu->id + "/" + std::to_string(c) : sel.cpu->id;
+  }
+
+  // Every CPU core count of the grid (and the one asked for) as sub-devices of ONE context, built once: one
+  // compilation per workload instead of one per core count.
+  Side& cpu_side(int cores) {
+    if (opt.memory == MemoryMode::svm) return shared_cpu_side(cores);
+    auto it = cpu_sides.find(cores);
+    if (it != cpu_sides.end()) return *it->second;
+    const std::vector<int> counts = level_counts(cores);
+    CpuDevices d = cpu_devices(counts);
+    cl::Context ctx = cpu_context(counts, d, {});
+    cl::Program program = build(ctx, d.devices, false);
     std::map<int, std::unique_ptr<Side>> sides;
     for (size_t i = 0; i < counts.size(); ++i) {
-      const int c = counts[i];
-      auto s = make_side(c < total ? sel.cpu->id + "/" + std::to_string(c) : sel.cpu->id, devices[i], ctx, program,
-                         false);
-      s->sub = subs[i];
-      sides[c] = std::move(s);
+      auto s = make_side(cpu_side_id(counts[i]), d.devices[i], ctx, program, false);
+      s->sub = d.subs[i];
+      sides[counts[i]] = std::move(s);
     }
     cpu_sides = std::move(sides);  // buffers are per launch, so replacing earlier sides loses nothing
     return *cpu_sides.at(cores);
   }
   Side& gpu_side(bool malleable) {
+    if (opt.memory == MemoryMode::svm) shared();
     auto& s = malleable ? gpu_malleable : gpu_plain;
     if (!s) {
-      cl::Context ctx = cl::create_context({sel.gpu->device});
+      cl::Context ctx = shared_ctx ? shared_ctx : cl::create_context({sel.gpu->device});
       s = make_side(sel.gpu->id, sel.gpu->device, ctx, build(ctx, {sel.gpu->device}, malleable), malleable);
     }
     return *s;
+  }
+
+  // MemoryMode::svm: the CPU's sub-devices at the grid's core counts and the GPU in one context, their plain
+  // program built once for all of them, and that context's fine-grain SVM (with cross-device atomics where every
+  // device has them). Made once: an SVM allocation lives in one context, so its devices cannot change later.
+  SvmMemory& shared() {
+    if (svm) return *svm;
+    std::vector<int> counts;
+    CpuDevices d;
+    const std::vector<cl_device_id> gpu_dev = sel.gpu ? std::vector<cl_device_id>{sel.gpu->device}
+                                                      : std::vector<cl_device_id>{};
+    if (sel.cpu) {
+      counts = level_counts(0);
+      d = cpu_devices(counts);
+      shared_ctx = cpu_context(counts, d, gpu_dev);
+    } else {
+      shared_ctx = cl::create_context(gpu_dev);
+    }
+    std::vector<cl_device_id> all = d.devices;
+    all.insert(all.end(), gpu_dev.begin(), gpu_dev.end());
+    cl::Program program = build(shared_ctx, all, false);
+    for (size_t i = 0; i < counts.size(); ++i) {
+      auto s = make_side(cpu_side_id(counts[i]), d.devices[i], shared_ctx, program, false);
+      s->sub = d.subs[i];
+      cpu_sides[counts[i]] = std::move(s);
+    }
+    if (sel.gpu) gpu_plain = make_side(sel.gpu->id, sel.gpu->device, shared_ctx, program, false);
+    bool atomics = true;
+    for (const auto* dev : {&sel.cpu, &sel.gpu})
+      if (*dev && !((*dev)->svm & CL_DEVICE_SVM_ATOMICS)) atomics = false;
+    svm = std::make_shared<SvmMemory>(
+        shared_ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | (atomics ? CL_MEM_SVM_ATOMICS : 0));
+    return *svm;
+  }
+  Side& shared_cpu_side(int cores) {
+    shared();
+    auto it = cpu_sides.find(cores);
+    if (it != cpu_sides.end()) return *it->second;
+    std::string have;
+    for (const auto& [c, side] : cpu_sides) have += (have.empty() ? "" : ", ") + std::to_string(c);
+    throw std::invalid_argument("memory mode svm: the CPU's sub-devices share one context with the GPU, made for the "
+                                "core counts of ExecutorOptions::cpu_levels (" + have + "); " +
+                                std::to_string(cores) + " cores is not among them");
+  }
+
+  // Arguments whose buffers live where this executor runs them in place (its SVM in svm mode).
+  std::shared_ptr<ArgMemory> arg_memory() {
+    if (opt.memory != MemoryMode::svm) return nullptr;
+    shared();
+    return svm;
   }
 
   // Launch geometry of units [b, e) in spec work-groups (`whole`) or CPU ones, with the range form's extra
@@ -568,7 +693,9 @@ struct Executor::Impl {
     for (size_t i = 0; i < spec.args.size(); ++i) {
       const ArgSpec& a = spec.args[i];
       const cl_uint idx = static_cast<cl_uint>(i);
-      if (a.kind == ArgKind::buffer)
+      if (a.kind == ArgKind::buffer && !mems[i] && svm)
+        cl::set_arg_svm(s.kernel, idx, args[i].data());
+      else if (a.kind == ArgKind::buffer)
         cl::set_arg(s.kernel, idx, sizeof(cl_mem), &mems[i]);
       else if (a.kind == ArgKind::scalar)
         cl::set_arg(s.kernel, idx, a.bytes(), args[i].data());
@@ -758,6 +885,14 @@ struct Executor::Impl {
       mode = (!gpu || sel.gpu->host_unified_memory) ? MemoryMode::zero_copy : MemoryMode::copy;
     res.memory = mode;
     const bool resident = mode == MemoryMode::resident;
+    // In place: both devices work on the host's bytes (zero-copy buffers over them, or the SVM they live in).
+    const bool in_place = mode == MemoryMode::zero_copy || mode == MemoryMode::svm;
+    if (mode == MemoryMode::svm)
+      for (size_t i = 0; i < spec.args.size(); ++i)
+        if (spec.args[i].kind == ArgKind::buffer && args[i].storage.get_allocator().memory != svm)
+          throw std::invalid_argument("launch of '" + spec.name + "': argument '" + spec.args[i].name +
+                                      "' is not in this executor's shared virtual memory (memory mode svm): make "
+                                      "the arguments with Executor::make_args or Executor::place");
     const size_t unit_items = cpu_local[split_dim];
     // Copy mode with a footprint: buffers whose every access is bounded go to the GPU slice by slice, as its chunks
     // need them, and come back only where it may have written.
@@ -769,7 +904,7 @@ struct Executor::Impl {
       for (size_t i = 0; i < spec.args.size(); ++i) sliced[i] = whole[i].read && whole[i].write;
       if (std::find(sliced.begin(), sliced.end(), 1) == sliced.end()) footprint.reset();  // nothing to slice
     }
-    if (gpu && mode != MemoryMode::zero_copy) {
+    if (gpu && !in_place) {
       for (size_t i = 0; i < spec.args.size(); ++i) {
         const ArgSpec& a = spec.args[i];
         if (a.kind != ArgKind::buffer) continue;
@@ -801,7 +936,7 @@ struct Executor::Impl {
     const bool both_sides = cpu && gpu;
     for (size_t i = 0; i < spec.args.size(); ++i) {
       const ArgSpec& a = spec.args[i];
-      if (a.kind != ArgKind::buffer) continue;
+      if (a.kind != ArgKind::buffer || mode == MemoryMode::svm) continue;  // SVM: pointers, no buffers
       const cl_mem_flags acc = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
       if (cpu) {
         cpu_bufs[i] = cl::create_buffer(cpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), args[i].data());
@@ -1085,7 +1220,7 @@ struct Executor::Impl {
     // free by now, so several threads copy (or merge) each piece into host memory as soon as it has arrived.
     // Resident data: the timed region ends here, with every result where its device computed it.
     if (resident) res.total_ms = ms_since(t0);
-    if (gpu && mode != MemoryMode::zero_copy && res.gpu.work_groups > 0) {
+    if (gpu && !in_place && res.gpu.work_groups > 0) {
       const auto ts = Clock::now();
       const bool both = cpu && res.cpu.work_groups > 0;
       // The GPU ran units [boundary, units), the CPU [0, boundary). A sliced buffer comes back only over the bytes
@@ -1230,6 +1365,25 @@ void Executor::rebind(const Spec& spec) {
 LaunchResult Executor::launch(std::vector<ArgData>& args, const Config& config) {
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);
   return impl_->launch(args, config);
+}
+
+std::vector<ArgData> Executor::make_args() {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return dop::make_args(impl_->spec, impl_->arg_memory());
+}
+
+std::vector<ArgData> Executor::place(const std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  const auto memory = impl_->arg_memory();
+  std::vector<ArgData> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    out[i].spec = args[i].spec;
+    out[i].bytes = args[i].bytes;
+    const bool buffer = args[i].spec && args[i].spec->kind == ArgKind::buffer;
+    out[i].storage = decltype(out[i].storage)(args[i].storage.begin(), args[i].storage.end(),
+                                              PageAlignedAllocator<uint64_t>(buffer ? memory : nullptr));
+  }
+  return out;
 }
 
 LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share) {

@@ -466,7 +466,7 @@ void fill_buffer(ArgData& a, const Init& in) {
   }
 }
 
-std::vector<ArgData> make_args(const Spec& spec) {
+std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory>& memory) {
   std::vector<ArgData> out(spec.args.size());
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& s = spec.args[i];
@@ -474,7 +474,10 @@ std::vector<ArgData> make_args(const Spec& spec) {
     a.spec = &s;
     if (s.kind == ArgKind::local) continue;
     a.bytes = s.bytes();
-    a.storage.assign((a.bytes + 7) / 8, 0);
+    if (memory && s.kind == ArgKind::buffer)
+      a.storage = decltype(a.storage)((a.bytes + 7) / 8, 0, PageAlignedAllocator<uint64_t>(memory));
+    else
+      a.storage.assign((a.bytes + 7) / 8, 0);
     if (s.kind == ArgKind::scalar)
       store(a, s.type, 0, s.value);
     else

@@ -319,7 +319,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
         exec_key = key;
       }
       initial = make_args(s);  // generated once per workload; writable buffers are restored before every run
-      args = initial;
+      args = exec->place(initial);  // in the executor's SVM in svm mode
       if (o.validate && !s.reference.empty()) {
         const ReferenceFn* ref = find_reference(s.reference);
         if (!ref) throw SpecError(s.path + ": reference '" + s.reference + "' is not registered in this build");

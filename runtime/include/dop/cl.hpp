@@ -136,6 +136,8 @@ struct DeviceInfo {
   bool host_unified_memory = false;  ///< shares memory with the host (integrated GPU or CPU)
   bool fission_by_counts = false;    ///< supports CL_DEVICE_PARTITION_BY_COUNTS
   cl_uint max_sub_devices = 0;
+  /// CL_DEVICE_SVM_CAPABILITIES (coarse/fine-grain buffer, fine-grain system, atomics); 0 before OpenCL 2.0.
+  cl_device_svm_capabilities svm = 0;
 
   /// Stable identity across runs and machines of the same make: "platform|device|vendor|driver".
   std::string identity() const;
@@ -184,6 +186,8 @@ template <typename T>
 void set_arg(const Kernel& k, cl_uint index, const T& value) {
   set_arg(k, index, sizeof(T), &value);
 }
+/// clSetKernelArgSVMPointer with an error that names the argument index and kernel.
+void set_arg_svm(const Kernel& k, cl_uint index, const void* ptr);
 std::string kernel_name(const Kernel& k);
 
 /// Enqueues an NDRange; `local` may be empty (implementation chooses). Returns the event.
@@ -208,6 +212,9 @@ EventTimes event_times(const Event& e);
 // ---------------------------------------------------------------------------------------------------------------
 // Device fission
 // ---------------------------------------------------------------------------------------------------------------
+
+/// "coarse+fine+atomics"-style summary of an SVM capability mask; "none" for 0.
+std::string svm_name(cl_device_svm_capabilities caps);
 
 /// A sub-device with exactly `cores` compute units (CL_DEVICE_PARTITION_BY_COUNTS), from a process-wide pool (one
 /// per parent and core count, created on first use, never destroyed). Throws std::invalid_argument

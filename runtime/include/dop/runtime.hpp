@@ -38,8 +38,16 @@ enum class MemoryMode {
   copy,       ///< GPU buffers of its own: inputs copied in, outputs copied back and merged (all timed)
   /// As copy, but the data is resident: every input is on the GPU before the timed region starts, and the GPU's
   /// outputs are read back and merged after it ends (d2h_ms says how long that took; total_ms leaves it out).
-  resident
+  resident,
+  /// Shared virtual memory: the CPU's sub-devices and the GPU in one context, and the arguments' buffers in its
+  /// fine-grain buffer SVM (Executor::make_args / place), which both devices and the host use at once, with no
+  /// buffers, copies or maps. Where available (svm_unavailable says why not): both devices on one platform with
+  /// fine-grain buffer SVM. Allocated with cross-device atomics where every device has them. CPU core counts are
+  /// those of ExecutorOptions::cpu_levels (the context's devices are fixed when it is made).
+  svm
 };
+/// Why MemoryMode::svm cannot run on `devices`, naming the device or platforms; "" when it can.
+std::string svm_unavailable(const cl::Selection& devices);
 MemoryMode parse_memory_mode(const std::string& s);
 const char* memory_mode_name(MemoryMode m);
 
@@ -202,8 +210,18 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  /// Runs the kernel over `args` (as made by make_args; outputs are updated in place) at `config`.
+  /// Runs the kernel over `args` (as made by make_args; outputs are updated in place) at `config`. In
+  /// MemoryMode::svm the buffers must be in this executor's SVM (make_args or place below), else
+  /// std::invalid_argument names the argument.
   LaunchResult launch(std::vector<ArgData>& args, const Config& config);
+  /// The spec's arguments, initialised as dop::make_args does, with buffers where this executor runs them in place:
+  /// its shared virtual memory in MemoryMode::svm (made at the first call), host memory otherwise. They stay valid
+  /// after the executor is gone. A copy of an ArgData is allocated where the original is; assigning to one keeps
+  /// its memory.
+  std::vector<ArgData> make_args();
+  /// A copy of `args` (of this executor's spec) in that memory: for inputs generated once and restored before
+  /// every launch (reset_writable).
+  std::vector<ArgData> place(const std::vector<ArgData>& args);
   /// A static split instead of dynamic distribution: the CPU runs the first `cpu_share` of the work (rounded to
   /// work-group slabs) in one chunk, the GPU the rest in one chunk (SKMD-style; used to compare with dynamic).
   LaunchResult launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share);

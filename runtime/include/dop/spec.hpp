@@ -2,15 +2,18 @@
 // buffers are outputs, and an optional CPU reference. Runtime tier.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dop/cl.hpp"
@@ -88,25 +91,52 @@ Spec load_spec(const std::string& path);
 /// Serialises a spec (kernel_file relative to `relative_to` when given).
 std::string spec_to_json(const Spec& s, const std::string& relative_to = {});
 
+/// Where the bytes of buffer arguments live, when not in ordinary host memory: an executor's shared virtual memory
+/// (Executor::make_args in MemoryMode::svm). Allocations are aligned for every OpenCL type and readable and
+/// writable by the host.
+class ArgMemory {
+ public:
+  virtual ~ArgMemory() = default;
+  /// Throws (std::bad_alloc or an error naming the allocation) when it cannot allocate.
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p, std::size_t bytes) noexcept = 0;
+};
+
 /// Page-aligned allocator: host buffers handed to OpenCL with CL_MEM_USE_HOST_PTR must be aligned for the
-/// implementation to use them in place (zero-copy) instead of copying.
+/// implementation to use them in place (zero-copy) instead of copying. With an ArgMemory it allocates there
+/// instead (aligned as that memory aligns). The memory travels with the data: a copy of an ArgData is allocated where the original is, and
+/// assigning to one keeps its memory (only the bytes are copied).
 template <typename T>
 struct PageAlignedAllocator {
   using value_type = T;
+  using propagate_on_container_copy_assignment = std::false_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
   static constexpr std::size_t kAlign = 4096;
   PageAlignedAllocator() = default;
+  explicit PageAlignedAllocator(std::shared_ptr<ArgMemory> m) noexcept : memory(std::move(m)) {}
   template <typename U>
-  PageAlignedAllocator(const PageAlignedAllocator<U>&) noexcept {}
+  PageAlignedAllocator(const PageAlignedAllocator<U>& o) noexcept : memory(o.memory) {}
   T* allocate(std::size_t n) {
-    const std::size_t bytes = (n * sizeof(T) + kAlign - 1) / kAlign * kAlign;
-    void* p = ::operator new(bytes == 0 ? kAlign : bytes, std::align_val_t(kAlign));
-    return static_cast<T*>(p);
+    const std::size_t bytes = std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign);
+    if (memory) return static_cast<T*>(memory->allocate(bytes));
+    return static_cast<T*>(::operator new(bytes, std::align_val_t(kAlign)));
   }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kAlign)); }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (memory)
+      memory->deallocate(p, std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign));
+    else
+      ::operator delete(p, std::align_val_t(kAlign));
+  }
   template <typename U>
-  bool operator==(const PageAlignedAllocator<U>&) const noexcept { return true; }
+  bool operator==(const PageAlignedAllocator<U>& o) const noexcept {
+    return memory == o.memory;
+  }
   template <typename U>
-  bool operator!=(const PageAlignedAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const PageAlignedAllocator<U>& o) const noexcept {
+    return memory != o.memory;
+  }
+  std::shared_ptr<ArgMemory> memory;  ///< nullptr: host memory (operator new)
 };
 
 /// Host data of one argument. Buffers keep their bytes page-aligned; as<T>() gives typed access.
@@ -126,8 +156,9 @@ struct ArgData {
   }
 };
 
-/// Allocates and initialises every argument (buffers per their Init, scalars to their value, locals empty).
-std::vector<ArgData> make_args(const Spec& spec);
+/// Allocates and initialises every argument (buffers per their Init, scalars to their value, locals empty). Buffers
+/// are allocated in `memory` when given (scalars always in host memory).
+std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory>& memory = nullptr);
 /// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves). Large buffers are
 /// filled by several threads; the values do not depend on how many (the generator is counter-based).
 void fill_buffer(ArgData& a, const Init& init);
