@@ -2,7 +2,7 @@
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, trial. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, trial. Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
@@ -50,6 +50,24 @@ for exp in "$@"; do
         o=$(run); m=$(run --malleable-at-full)
         r=$(awk -v o="$o" -v m="$m" 'BEGIN { if (o > 0) printf "%.3f", m / o; else print "-" }')
         printf "%-34s %12s %12s %8s\n" "$(basename "$spec" .json)" "$o" "$m" "$r" | tee -a "$OUT/malleable.txt"
+      done
+      ;;
+    svm)  # shared virtual memory: why it is unavailable with the two platforms, and SVM against host pointers on
+      # the CPU alone (PoCL's own SVM), median of 7 runs each, every real kernel (one organisation)
+      size=${SPLIT_SIZE:-sweep}
+      specs=$(ls kernels/*/*_${size}_*wg256.json kernels/*/*_${size}_*wg16x16.json)
+      $dop run $(echo "$specs" | head -1) --memory svm 2>&1 | tee "$OUT/svm.txt"
+      printf "%-34s %12s %12s %8s\n" workload zero_copy_ms svm_ms ratio | tee -a "$OUT/svm.txt"
+      for spec in $specs; do
+        med() {  # the median; "!" after it when the run failed or did not validate
+          local j rc
+          j=$(timeout 120 $dop run "$spec" --gpu none --config 1,0 --memory "$1" --repeat 7 --validate --json)
+          rc=$?
+          echo "$(echo "$j" | sed -n 's/.*"median": *\([0-9.e+-]*\).*/\1/p' | head -1)$([ $rc -eq 0 ] || echo '!')"
+        }
+        z=$(med zero-copy); v=$(med svm)
+        r=$(awk -v z="$z" -v v="$v" 'BEGIN { if (z > 0) printf "%.3f", v / z; else print "-" }')
+        printf "%-34s %12s %12s %8s\n" "$(basename "$spec" .json)" "$z" "$v" "$r" | tee -a "$OUT/svm.txt"
       done
       ;;
     trial)  # a timed sample of the sweep: synthetic workloads and every real kernel, at the full grid
