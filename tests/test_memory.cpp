@@ -42,19 +42,12 @@ const char* kMirrorFootprint = R"J({"footprint": {
              "w": ["w", "w"]}}})J";
 
 Spec mirror_spec(size_t w, size_t h) {
-  Spec s;
-  s.name = "mirror";
-  s.kernel_name = "mirror";
-  s.global = {w, h};
-  s.local = {16, 4};
-  ArgSpec in{"in", ArgKind::buffer, ElemType::i32, w * h, 0, Access::read, false, {}};
-  in.init.fill = Init::Fill::random;
-  in.init.seed = 3;
+  ArgSpec in = dop::test::buffer_arg("in", ElemType::i32, w * h, Access::read, false, Init::Fill::random, 3);
   in.init.min = -1000;
   in.init.max = 1000;
-  ArgSpec out{"out", ArgKind::buffer, ElemType::i32, w * h, 0, Access::write, true, {}};
-  s.args = {in, out, {"w", ArgKind::scalar, ElemType::i32, 0, double(w), Access::read, false, {}}};
-  return s;
+  return dop::test::kernel_spec("mirror", {w, h}, {16, 4},
+                                {in, dop::test::buffer_arg("out", ElemType::i32, w * h, Access::write, true),
+                                 dop::test::scalar_arg("w", ElemType::i32, double(w))});
 }
 
 void mirror_reference(const Spec& s, std::vector<ArgData>& a) {

@@ -9,6 +9,8 @@
 #include "dop/runtime.hpp"
 
 using namespace dop;
+using dop::test::buffer_arg;
+using dop::test::kernel_spec;
 using dop::test::kSaxpy;
 using dop::test::saxpy_reference;
 using dop::test::saxpy_spec;
@@ -25,18 +27,10 @@ __kernel void histogram(__global const uint* in, __global uint* bins) {
 )CL";
 
 Spec histogram_spec(size_t n) {
-  Spec s;
-  s.name = "histogram";
-  s.kernel_name = "histogram";
-  s.global = {n};
-  s.local = {64};
-  ArgSpec in{"in", ArgKind::buffer, ElemType::u32, n, 0, Access::read, false, {}};
-  in.init.fill = Init::Fill::random;
-  in.init.seed = 11;
+  ArgSpec in = buffer_arg("in", ElemType::u32, n, Access::read, false, Init::Fill::random, 11);
   in.init.max = 1000;
-  ArgSpec bins{"bins", ArgKind::buffer, ElemType::u32, 16, 0, Access::read_write, true, {}};
-  s.args = {in, bins};
-  return s;
+  return kernel_spec("histogram", {n}, {64},
+                     {in, buffer_arg("bins", ElemType::u32, 16, Access::read_write, true)});
 }
 
 // A 2D kernel with local memory and a barrier: each work-group reverses its rows' tiles.
@@ -51,16 +45,10 @@ __kernel void reverse_tiles(__global const int* in, __global int* out, __local i
 )CL";
 
 Spec reverse_spec(size_t w, size_t h) {
-  Spec s;
-  s.name = "reverse_tiles";
-  s.kernel_name = "reverse_tiles";
-  s.global = {w, h};
-  s.local = {16, 4};
-  ArgSpec in{"in", ArgKind::buffer, ElemType::i32, w * h, 0, Access::read, false, {}};
-  in.init.fill = Init::Fill::index;
-  ArgSpec out{"out", ArgKind::buffer, ElemType::i32, w * h, 0, Access::write, true, {}};
-  s.args = {in, out, {"tile", ArgKind::local, ElemType::i32, 64, 0, Access::read_write, false, {}}};
-  return s;
+  return kernel_spec("reverse_tiles", {w, h}, {16, 4},
+                     {buffer_arg("in", ElemType::i32, w * h, Access::read, false, Init::Fill::index),
+                      buffer_arg("out", ElemType::i32, w * h, Access::write, true),
+                      {"tile", ArgKind::local, ElemType::i32, 64, 0, Access::read_write, false, {}}});
 }
 
 // Both buffers are in the same (non-host) memory.

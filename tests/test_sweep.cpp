@@ -77,6 +77,19 @@ bool run_and_kill(const std::string& args, int ms) {
   return false;
 }
 
+// Runs `dop sweep ARGS --out OUT` into a fresh file and checks that it wrote `n` distinct valid rows.
+void expect_fresh_sweep(const std::string& args, const std::string& out, size_t n) {
+  std::remove(out.c_str());
+  const auto r = run_command(dop_binary() + " sweep " + args + " --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains(std::to_string(n) + " rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  CHECK(rows.keys.size() == n);
+  CHECK(std::set<std::string>(rows.keys.begin(), rows.keys.end()).size() == n);
+  CHECK(rows.invalid == 0);
+}
+
 }  // namespace
 
 TEST_CASE("a small sweep produces a valid dataset over the full grid") {
@@ -150,15 +163,7 @@ TEST_CASE("shards merge to the whole and a torn or foreign file is handled") {
 }
 
 TEST_CASE("dop sweep --set real validates every real-world kernel at every configuration") {
-  const std::string out = tmp("real.csv");
-  std::remove(out.c_str());
-  const auto r = run_command(dop_binary() + " sweep --set real --size small --repeat 1 --warmup 0 --platform-id test --out " + out);
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("1320 rows written, 0 already present, 0 invalid"));
-  const Rows rows = read_rows(out);
-  CHECK(rows.keys.size() == 1320);
-  CHECK(rows.invalid == 0);
+  expect_fresh_sweep("--set real --size small --repeat 1 --warmup 0 --platform-id test", tmp("real.csv"), 1320);
   const auto bad = run_command(dop_binary() + " sweep --set real --size huge --out " + tmp("none.csv"));
   CHECK(bad.rc == 1);
   CHECK_THAT(bad.out, Catch::Contains("no real-world kernel specs of size 'huge'"));
@@ -201,15 +206,6 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
 }
 
 TEST_CASE("dop sweep --memory svm validates a real-world kernel at every configuration") {
-  const std::string out = tmp("svm.csv");
-  std::remove(out.c_str());
   const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/bicg/bicg2_small_n500_wg64.json";
-  const auto r = run_command(dop_binary() + " sweep --spec " + spec +
-                             " --memory svm --repeat 1 --warmup 0 --platform-id test --out " + out);
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("44 rows written, 0 already present, 0 invalid"));
-  const Rows rows = read_rows(out);
-  CHECK(rows.keys.size() == 44);
-  CHECK(rows.invalid == 0);
+  expect_fresh_sweep("--spec " + spec + " --memory svm --repeat 1 --warmup 0 --platform-id test", tmp("svm.csv"), 44);
 }

@@ -30,19 +30,12 @@ const char* kLoopFootprint = R"J({"footprint": {
   "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"]}}})J";
 
 Spec loop_spec(size_t items, int iters, int heavy_items, int heavy_iters) {
-  Spec s;
-  s.name = "loop";
-  s.kernel_name = "loop";
-  s.global = {items};
-  s.local = {64};
-  ArgSpec y{"y", ArgKind::buffer, ElemType::f32, items, 0, Access::read_write, true, {}};
-  y.init.fill = Init::Fill::random;
-  y.init.seed = 11;
-  s.args = {y,
-            {"iters", ArgKind::scalar, ElemType::i32, 0, double(iters), Access::read, false, {}},
-            {"heavy_items", ArgKind::scalar, ElemType::i32, 0, double(heavy_items), Access::read, false, {}},
-            {"heavy_iters", ArgKind::scalar, ElemType::i32, 0, double(heavy_iters), Access::read, false, {}}};
-  return s;
+  using dop::test::scalar_arg;
+  return dop::test::kernel_spec(
+      "loop", {items}, {64},
+      {dop::test::buffer_arg("y", ElemType::f32, items, Access::read_write, true, Init::Fill::random, 11),
+       scalar_arg("iters", ElemType::i32, double(iters)), scalar_arg("heavy_items", ElemType::i32, double(heavy_items)),
+       scalar_arg("heavy_iters", ElemType::i32, double(heavy_iters))});
 }
 
 // The output of a plain run on one device, for the co-executed launches to reproduce.
