@@ -329,6 +329,29 @@ TEST_CASE("bundle: save and load round-trip, and every field survives") {
                     Catch::Contains("build options '-DN=3', the spec uses '-DN=4'"));
 }
 
+TEST_CASE("bundle folders: every bundle in path order, and a folder that is not one or a bad bundle is named") {
+  const std::string dir = temp_dir() + "/bundle_folder";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Bundle b;
+  b.file = "k.cl";
+  b.source = "__kernel void k(__global float* a) {}\n";
+  b.malleable_note = "none";
+  for (const char* k : {"zeta", "alpha"}) {
+    b.kernel = k;
+    save_bundle(b, dir + "/" + k + ".json");
+  }
+  { std::ofstream(dir + "/notes.txt") << "not a bundle"; }
+  const auto all = load_bundle_folder(dir);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].first == dir + "/alpha.json");
+  CHECK(all[0].second.kernel == "alpha");
+  CHECK(all[1].second.kernel == "zeta");
+  CHECK_THROWS_WITH(load_bundle_folder(dir + "/missing"), Catch::Contains("bundle folder '" + dir + "/missing'"));
+  { std::ofstream(dir + "/broken.json") << "{\"format\": \"dop-bundle/1\""; }
+  CHECK_THROWS_WITH(load_bundle_folder(dir), Catch::Contains("broken.json"));
+}
+
 TEST_CASE(
     "bundle: corrupt, foreign and mismatching bundles fail naming the "
     "file and the problem") {

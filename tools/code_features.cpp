@@ -49,13 +49,10 @@ pred::CodeFeatures code_features_from_source(const std::string& source, const st
 }
 
 std::map<std::string, std::pair<std::string, Bundle>> load_bundle_dir(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) throw std::invalid_argument("bundle folder '" + dir + "' is not a folder");
   std::map<std::string, std::pair<std::string, Bundle>> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() != ".json") continue;
-    Bundle b = load_bundle(e.path().string());
+  for (auto& [path, b] : load_bundle_folder(dir)) {
     const std::string key = bundle_key(b);
-    out[key] = {e.path().string(), std::move(b)};
+    out[key] = {path, std::move(b)};
   }
   return out;
 }

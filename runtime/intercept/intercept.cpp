@@ -23,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -240,12 +239,7 @@ void initialise(DopState& s) {
     // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
     // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
     const char* dir = std::getenv("DOP_BUNDLES");
-    if (dir && *dir) {
-      std::error_code ec;
-      if (!std::filesystem::is_directory(dir, ec)) throw std::runtime_error(std::string("DOP_BUNDLES=") + dir + " is not a folder");
-      for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".json") s.bundles.emplace_back(e.path().string(), dop::load_bundle(e.path().string()));
-    }
+    if (dir && *dir) s.bundles = dop::load_bundle_folder(dir);
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");

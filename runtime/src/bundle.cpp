@@ -2,8 +2,10 @@
 // Runtime tier.
 #include "dop/bundle.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -161,6 +163,18 @@ void check_bundle_matches(const Bundle &b, const std::string &path, const std::s
   if (b.build_options != build_options)
     throw BundleError(path + ": the bundle was made with build options '" + b.build_options + "', the spec uses '" +
                       build_options + "'");
+}
+
+std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string &dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) throw BundleError("bundle folder '" + dir + "' is not a folder");
+  std::vector<std::string> paths;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::pair<std::string, Bundle>> out;
+  for (const auto &p : paths) out.emplace_back(p, load_bundle(p));
+  return out;
 }
 
 }  // namespace dop

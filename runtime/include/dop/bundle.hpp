@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dop {
@@ -42,6 +43,9 @@ Bundle parse_bundle(const std::string &json_text, const std::string &path = "<bu
 /// BundleError naming the file.
 void save_bundle(const Bundle &b, const std::string &path);
 Bundle load_bundle(const std::string &path);
+/// Every bundle (*.json) of a folder, as (path, bundle), in path order. Throws BundleError naming the folder when it
+/// is not one, or the file when a bundle cannot be read.
+std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string &dir);
 /// The kernel's argument names in order, from the bundle's features (empty when it has none): what footprints and
 /// size expressions call the arguments.
 std::vector<std::string> kernel_arg_names(const Bundle &b);
