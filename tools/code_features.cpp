@@ -11,7 +11,6 @@
 
 namespace dop::cli {
 
-
 std::string kernel_features_json(const std::string& source, const std::string& file, const std::string& kernel,
                                  const std::string& build_options) {
 #if DOP_HAVE_FEATURES

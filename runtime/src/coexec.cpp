@@ -317,10 +317,10 @@ class WorkList {
   size_t front_, back_;
 };
 
-// Measured throughput (units per ms) of both devices, shared between the driver threads for end-game sizing.
 // Thrown by a chunk's `before` step when the device gives up the chunk (and the rest) to the other device.
 struct GiveUp {};
 
+// Measured throughput (units per ms) of both devices, shared between the driver threads for end-game sizing.
 struct Rates {
   std::mutex m;
   double cpu = 0, gpu = 0;
@@ -689,11 +689,12 @@ struct Executor::Impl {
     return p;
   }
 
+  // Buffers are `mems`, or in svm mode (`mems` empty) the arguments' own SVM pointers.
   void set_args(Side& s, std::vector<ArgData>& args, const std::vector<cl_mem>& mems, int mod, int alloc) {
     for (size_t i = 0; i < spec.args.size(); ++i) {
       const ArgSpec& a = spec.args[i];
       const cl_uint idx = static_cast<cl_uint>(i);
-      if (a.kind == ArgKind::buffer && !mems[i] && svm)
+      if (a.kind == ArgKind::buffer && mems.empty())
         cl::set_arg_svm(s.kernel, idx, args[i].data());
       else if (a.kind == ArgKind::buffer)
         cl::set_arg(s.kernel, idx, sizeof(cl_mem), &mems[i]);
@@ -927,7 +928,9 @@ struct Executor::Impl {
     const auto t0 = Clock::now();
     // Host-side buffers: CPU (and zero-copy GPU) use the host memory in place.
     std::vector<cl::Buffer> cpu_bufs(spec.args.size()), gpu_host_bufs(spec.args.size());
-    std::vector<cl_mem> cpu_mems(spec.args.size(), nullptr), gpu_mems(spec.args.size(), nullptr);
+    // In svm mode there are none: kernels get the arguments' SVM pointers (set_args with empty lists).
+    const size_t n_mems = mode == MemoryMode::svm ? 0 : spec.args.size();
+    std::vector<cl_mem> cpu_mems(n_mems, nullptr), gpu_mems(n_mems, nullptr);
     // Copy mode: what goes to the GPU (argument, bytes), and the initial contents of what it may write (for the
     // merge; the staged input copy where the memory is pinned, else a copy of its own).
     std::vector<Piece> inputs;
@@ -1252,9 +1255,8 @@ struct Executor::Impl {
       const auto pieces = make_pieces(outputs, threads);
       std::vector<unsigned char*> dst(spec.args.size(), nullptr);
       std::vector<std::vector<uint64_t, PageAlignedAllocator<uint64_t>>> staging(spec.args.size());
-      for (const auto& [i, off, bytes] : outputs) {
-        (void)off;
-        (void)bytes;
+      for (const Piece& g : outputs) {
+        const size_t i = g.arg;
         dst[i] = gpu->pinned(gpu->pinned_out, i, spec.args[i].bytes());
         if (!dst[i] && merge_arg[i]) {
           staging[i].resize(args[i].storage.size());
@@ -1374,16 +1376,7 @@ std::vector<ArgData> Executor::make_args() {
 
 std::vector<ArgData> Executor::place(const std::vector<ArgData>& args) {
   std::lock_guard<std::mutex> lock(impl_->launch_mutex);
-  const auto memory = impl_->arg_memory();
-  std::vector<ArgData> out(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    out[i].spec = args[i].spec;
-    out[i].bytes = args[i].bytes;
-    const bool buffer = args[i].spec && args[i].spec->kind == ArgKind::buffer;
-    out[i].storage = decltype(out[i].storage)(args[i].storage.begin(), args[i].storage.end(),
-                                              PageAlignedAllocator<uint64_t>(buffer ? memory : nullptr));
-  }
-  return out;
+  return copy_args(args, impl_->arg_memory());
 }
 
 LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share) {

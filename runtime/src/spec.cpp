@@ -466,6 +466,13 @@ void fill_buffer(ArgData& a, const Init& in) {
   }
 }
 
+namespace {
+// Empty storage for an argument of `kind`: a buffer's in `memory`, anything else's in host memory.
+decltype(ArgData::storage) storage_for(ArgKind kind, const std::shared_ptr<ArgMemory>& memory) {
+  return decltype(ArgData::storage)(PageAlignedAllocator<uint64_t>(kind == ArgKind::buffer ? memory : nullptr));
+}
+}  // namespace
+
 std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory>& memory) {
   std::vector<ArgData> out(spec.args.size());
   for (size_t i = 0; i < spec.args.size(); ++i) {
@@ -474,14 +481,23 @@ std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory
     a.spec = &s;
     if (s.kind == ArgKind::local) continue;
     a.bytes = s.bytes();
-    if (memory && s.kind == ArgKind::buffer)
-      a.storage = decltype(a.storage)((a.bytes + 7) / 8, 0, PageAlignedAllocator<uint64_t>(memory));
-    else
-      a.storage.assign((a.bytes + 7) / 8, 0);
+    a.storage = storage_for(s.kind, memory);
+    a.storage.assign((a.bytes + 7) / 8, 0);
     if (s.kind == ArgKind::scalar)
       store(a, s.type, 0, s.value);
     else
       fill_buffer(a, s.init);
+  }
+  return out;
+}
+
+std::vector<ArgData> copy_args(const std::vector<ArgData>& args, const std::shared_ptr<ArgMemory>& memory) {
+  std::vector<ArgData> out(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    out[i].spec = args[i].spec;
+    out[i].bytes = args[i].bytes;
+    out[i].storage = storage_for(args[i].spec ? args[i].spec->kind : ArgKind::scalar, memory);
+    out[i].storage.assign(args[i].storage.begin(), args[i].storage.end());
   }
   return out;
 }
@@ -639,10 +655,6 @@ SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id d
   }
   return r;
 }
-
-}  // namespace dop
-
-namespace dop {
 
 std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vector<ArgData>& args) {
   std::map<std::string, int64_t> out;

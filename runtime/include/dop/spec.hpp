@@ -104,8 +104,8 @@ class ArgMemory {
 
 /// Page-aligned allocator: host buffers handed to OpenCL with CL_MEM_USE_HOST_PTR must be aligned for the
 /// implementation to use them in place (zero-copy) instead of copying. With an ArgMemory it allocates there
-/// instead (aligned as that memory aligns). The memory travels with the data: a copy of an ArgData is allocated where the original is, and
-/// assigning to one keeps its memory (only the bytes are copied).
+/// instead (aligned as that memory aligns). The memory travels with the data: a copy of an ArgData is allocated
+/// where the original is, and assigning to one keeps its memory (only the bytes are copied).
 template <typename T>
 struct PageAlignedAllocator {
   using value_type = T;
@@ -117,14 +117,17 @@ struct PageAlignedAllocator {
   explicit PageAlignedAllocator(std::shared_ptr<ArgMemory> m) noexcept : memory(std::move(m)) {}
   template <typename U>
   PageAlignedAllocator(const PageAlignedAllocator<U>& o) noexcept : memory(o.memory) {}
+  /// Bytes allocated for n elements: whole pages, at least one.
+  static std::size_t rounded(std::size_t n) {
+    return std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign);
+  }
   T* allocate(std::size_t n) {
-    const std::size_t bytes = std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign);
-    if (memory) return static_cast<T*>(memory->allocate(bytes));
-    return static_cast<T*>(::operator new(bytes, std::align_val_t(kAlign)));
+    if (memory) return static_cast<T*>(memory->allocate(rounded(n)));
+    return static_cast<T*>(::operator new(rounded(n), std::align_val_t(kAlign)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (memory)
-      memory->deallocate(p, std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign));
+      memory->deallocate(p, rounded(n));
     else
       ::operator delete(p, std::align_val_t(kAlign));
   }
@@ -159,6 +162,8 @@ struct ArgData {
 /// Allocates and initialises every argument (buffers per their Init, scalars to their value, locals empty). Buffers
 /// are allocated in `memory` when given (scalars always in host memory).
 std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory>& memory = nullptr);
+/// A copy of `args` with the buffers allocated in `memory` (host memory when null; scalars always there).
+std::vector<ArgData> copy_args(const std::vector<ArgData>& args, const std::shared_ptr<ArgMemory>& memory);
 /// Fills one buffer per an Init (exposed for tests and tools that build inputs themselves). Large buffers are
 /// filled by several threads; the values do not depend on how many (the generator is counter-based).
 void fill_buffer(ArgData& a, const Init& init);
