@@ -91,6 +91,12 @@ void check_range(const json& k, const std::string& arg, const std::map<std::stri
   CHECK(r.hi == hi);
 }
 
+// Launch and chunk names for a 1D launch of 64 work-items in groups of 16, chunk gid [lo, hi].
+std::map<std::string, int64_t> launch64_chunk(int64_t lo, int64_t hi) {
+  const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
+  return chunk_values(1, g, l, lo, hi);
+}
+
 }  // namespace
 
 TEST_CASE("footprint: 1D c[i] = a[i] + b[i] has exact terms") {
@@ -165,8 +171,7 @@ __kernel void helper(__global const float* in, __global float* out) {
   int i = get_global_id(0);
   put(out, i, get(in, i + 1));
 })X");
-  const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
-  const auto v = chunk_values(1, g, l, 0, 9);
+  const auto v = launch64_chunk(0, 9);
   check_range(k, "in", v, 4, 43);
   check_range(k, "out", v, 0, 75);
 }
@@ -179,8 +184,7 @@ __kernel void vec(__global const float* a, __global float* b) {
   vstore4(x * 2.0f, i + 1, b);
 })X");
   CHECK(fp_arg(k, "a").at("accesses").at(0).at("bytes") == 16);
-  const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
-  const auto v = chunk_values(1, g, l, 2, 3);
+  const auto v = launch64_chunk(2, 3);
   check_range(k, "a", v, 32, 63);
   check_range(k, "b", v, 48, 79);
 }
@@ -194,8 +198,7 @@ __kernel void gather(__global const float* a, __global const int* idx, __global 
   CHECK(whole(k, "a"));
   CHECK(fp_arg(k, "a").at("why").get<std::string>().find("loaded") != std::string::npos);
   CHECK(fp_arg(k, "a").at("why").get<std::string>().find("k.cl:4") == 0);
-  const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
-  const auto v = chunk_values(1, g, l, 5, 6);
+  const auto v = launch64_chunk(5, 6);
   check_range(k, "idx", v, 20, 27);
   check_range(k, "b", v, 20, 27);
 }
@@ -276,8 +279,7 @@ __kernel void tail(__global const float* a, __global float* s, int n) {
   for (int k = i; k < n; k += get_global_size(0)) acc += a[k];
   s[i] = acc;
 })X");
-  const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
-  auto v = chunk_values(1, g, l, 10, 19);
+  auto v = launch64_chunk(10, 19);
   v["n"] = 100;
   INFO(k.at("footprint").dump());
   REQUIRE_FALSE(whole(k, "a"));
@@ -296,8 +298,7 @@ __kernel void q(__global float* a, __global float* b) {
   a[r * 4 + c] = 0.0f;
   b[r] = 1.0f;
 })X");
-    const int64_t g[3] = {64, 1, 1}, l[3] = {16, 1, 1};
-    const auto v = chunk_values(1, g, l, 8, 15);
+    const auto v = launch64_chunk(8, 15);
     check_range(k, "a", v, 32, 63);
     check_range(k, "b", v, 8, 15);
   }
