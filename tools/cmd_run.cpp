@@ -115,7 +115,7 @@ void run(const RunFlags& f) {
     } catch (const pred::ModelError& e) {
       throw pred::ModelError(f.model + ": " + e.what());
     }
-    cfg = Config{d.config.cpu, d.config.gpu};
+    cfg = d.config;
     const auto& model = opt.model->predictor->model();
     auto local = ex.local_size();
     auto_info = {{"model", f.model},  {"type", model.type},        {"platform_id", model.platform.id},

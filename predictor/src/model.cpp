@@ -396,13 +396,7 @@ int Tree::depth() const {
   return best;
 }
 
-std::vector<Config> Model::configs() const {
-  std::vector<Config> out;
-  for (double c : cpu_levels)
-    for (double g : gpu_levels)
-      if (c > 0 || g > 0) out.push_back({c, g});
-  return out;
-}
+std::vector<Config> Model::configs() const { return Grid{cpu_levels, gpu_levels}.configs(); }
 
 std::vector<std::string> Model::code_keys() const {
   std::vector<std::string> k;

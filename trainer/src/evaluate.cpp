@@ -19,7 +19,7 @@ using detail::percentile;
 
 struct Fixed {
   std::string name;
-  pred::Config config;
+  Config config;
   long index = -1;  // -1: not in the grid
 };
 
@@ -29,13 +29,7 @@ long config_index(const Dataset& d, double cpu, double gpu) {
   return -1;
 }
 
-std::string config_str(const pred::Config& c) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%g,%g", c.cpu, c.gpu);
-  return b;
-}
-
-double distance(const pred::Config& a, const pred::Config& b) {
+double distance(const Config& a, const Config& b) {
   return std::hypot(a.cpu - b.cpu, a.gpu - b.gpu) / std::sqrt(2.0);
 }
 
@@ -114,10 +108,10 @@ struct Collector {
     e.strategies.push_back(summarize(d, model_name, "", ws, model));
     for (const Fixed& f : fixed_baselines(d)) {
       if (f.index < 0) continue;
-      e.strategies.push_back(summarize(d, f.name, config_str(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
+      e.strategies.push_back(summarize(d, f.name, to_string(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
     }
     std::set<size_t> distinct(bestc.begin(), bestc.end());
-    std::string cfg = distinct.size() == 1 ? config_str(d.configs[*distinct.begin()])
+    std::string cfg = distinct.size() == 1 ? to_string(d.configs[*distinct.begin()])
                                            : "per fold (" + std::to_string(distinct.size()) + ")";
     e.strategies.push_back(summarize(d, "best constant", cfg, ws, bestc));
   }

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "dop/config.hpp"
+
 namespace dop::pred {
 
 /// The model file format this predictor reads and writes.
@@ -32,11 +34,8 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// A degree-of-parallelism configuration: shares of the CPU cores and of the GPU, in [0, 1].
-struct Config {
-  double cpu = 0;
-  double gpu = 0;
-};
+/// A degree-of-parallelism configuration (dop/config.hpp): the predictor decides in the runtime's own type.
+using Config = dop::Config;
 
 /// An NDRange launch: dimensions, global and local sizes (1 for unused dimensions).
 struct LaunchShape {

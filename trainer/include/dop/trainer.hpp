@@ -46,7 +46,7 @@ struct Dataset {
   std::vector<std::string> code_keys;  ///< numeric code-feature columns, in file order
   std::vector<std::string> expr_keys;  ///< expression columns among the code features (names ending in _expr)
   std::vector<double> cpu_levels, gpu_levels;
-  std::vector<pred::Config> configs;  ///< the grid in model order (CPU major), without (0, 0)
+  std::vector<Config> configs;  ///< the grid in model order (CPU major), without (0, 0)
   int cpu_units = 1;                  ///< the largest cpu_cores of any row (cores at cpu_util = 1)
   std::vector<Workload> workloads;    ///< complete workloads only (a valid row for every configuration)
   size_t rows = 0;                    ///< data rows read
