@@ -1,56 +1,15 @@
 // What the runtime reads from a kernel's static features (`dop features --json`, a bundle's features_json): the code
-// features for the predictor, and memory footprints: which bytes of each buffer a range of work-items can touch,
-// from the analysis' symbolic addresses (docs/features.md, "Memory footprint"), by interval arithmetic.
-#include <algorithm>
+// features for the predictor. (Memory footprints are read in engine/footprint.cpp.)
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "dop/executor.hpp"
 #include "dop/predictor.hpp"
-#include "dop/runtime.hpp"
 
 namespace dop {
 
-namespace {
-
 using json = nlohmann::json;
-using i128 = __int128;
-
-const json* find_footprint(const json& j) {
-  if (!j.is_object()) return nullptr;
-  if (j.contains("footprint")) return &j["footprint"];
-  if (j.contains("features") && j["features"].is_object() && j["features"].contains("footprint"))
-    return &j["features"]["footprint"];
-  if (j.contains("kernels") && j["kernels"].is_array() && j["kernels"].size() == 1)
-    return find_footprint(j["kernels"][0]);
-  return nullptr;
-}
-
-struct Interval {
-  i128 lo, hi;
-};
-constexpr i128 kLimit = i128(1) << 62;  // beyond this a range is useless (and products could overflow)
-
-Interval mul(const Interval& a, const Interval& b) {
-  const i128 c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-}
-bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
-
-// An atom's range; an atom whose range cannot be evaluated (a float argument, a name this launch lacks) leaves the
-// arguments that use it unbounded. An empty range (a loop that does not run) becomes its low end: a safe stand-in.
-std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
-                                 const std::map<std::string, int64_t>& env) {
-  try {
-    Interval r{pred::evaluate_expr(lo, env), pred::evaluate_expr(hi, env)};
-    if (r.hi < r.lo) r.hi = r.lo;
-    return r;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
 
 pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
                                            const std::string& kernel) {
@@ -83,208 +42,16 @@ pred::CodeFeatures code_features_from_json(const std::string& text, const std::s
   if (!obj->is_object()) throw std::runtime_error(origin + ": expected a JSON object of features");
   pred::CodeFeatures c;
   for (const auto& [k, v] : obj->items()) {
-    if (v.is_number()) c.values[k] = v.get<double>();
-    else if (v.is_null()) c.values[k] = std::nan("");
-    else if (v.is_string()) c.exprs[k] = v.get<std::string>();
-    else if (v.is_boolean()) c.values[k] = v.get<bool>() ? 1 : 0;
+    if (v.is_number())
+      c.values[k] = v.get<double>();
+    else if (v.is_null())
+      c.values[k] = std::nan("");
+    else if (v.is_string())
+      c.exprs[k] = v.get<std::string>();
+    else if (v.is_boolean())
+      c.values[k] = v.get<bool>() ? 1 : 0;
   }
   return c;
-}
-
-Footprint parse_footprint(const std::string& features_json, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(features_json);
-  } catch (const json::parse_error& e) {
-    throw std::runtime_error(origin + ": features are not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  Footprint fp;
-  const json* f = find_footprint(j);
-  if (!f || f->is_null()) return fp;
-  auto bad = [&](const std::string& what) { return std::runtime_error(origin + ": footprint: " + what); };
-  if (!f->is_object() || !f->contains("args") || !(*f)["args"].is_object())
-    throw bad("expected an object with \"args\" and \"ranges\"");
-  const json& ranges = f->value("ranges", json::object());
-  if (!ranges.is_object()) throw bad("\"ranges\" is not an object");
-  std::map<std::string, size_t> index;
-  auto atom = [&](const json& name, const std::string& where) -> size_t {
-    if (!name.is_string()) throw bad(where + ": an atom is not a name");
-    const std::string n = name.get<std::string>();
-    auto it = index.find(n);
-    if (it != index.end()) return it->second;
-    const auto r = ranges.find(n);
-    if (r == ranges.end()) throw bad(where + ": atom '" + n + "' has no range");
-    if (!r->is_array() || r->size() != 2 || !(*r)[0].is_string() || !(*r)[1].is_string())
-      throw bad("range of '" + n + "' is not [lo, hi] expressions");
-    fp.atoms.push_back(n);
-    fp.ranges.emplace_back((*r)[0].get<std::string>(), (*r)[1].get<std::string>());
-    index[n] = fp.atoms.size() - 1;
-    return fp.atoms.size() - 1;
-  };
-  for (const auto& [name, a] : (*f)["args"].items()) {
-    const std::string where = "argument '" + name + "'";
-    if (!a.is_object()) throw bad(where + " is not an object");
-    Footprint::Arg arg;
-    arg.whole = a.value("whole", true);
-    arg.why = a.value("why", "");
-    if (!arg.whole) {
-      const json& acc = a.value("accesses", json::array());
-      if (!acc.is_array()) throw bad(where + ": \"accesses\" is not an array");
-      for (const auto& x : acc) {
-        if (!x.is_object() || !x.contains("terms") || !x["terms"].is_array() || !x.contains("bytes") ||
-            !x["bytes"].is_number_integer())
-          throw bad(where + ": an access needs \"bytes\" and \"terms\"");
-        Footprint::Access ac;
-        ac.write = x.value("write", false);
-        ac.bytes = x["bytes"].get<int64_t>();
-        if (ac.bytes <= 0) throw bad(where + ": an access of " + std::to_string(ac.bytes) + " bytes");
-        for (const auto& t : x["terms"]) {
-          if (!t.is_array() || t.empty() || !t[0].is_number_integer())
-            throw bad(where + ": a term is not [coefficient, atom...]");
-          Footprint::Term term;
-          term.coef = t[0].get<int64_t>();
-          for (size_t k = 1; k < t.size(); ++k) term.atoms.push_back(atom(t[k], where));
-          ac.terms.push_back(std::move(term));
-        }
-        arg.accesses.push_back(std::move(ac));
-      }
-    }
-    fp.args[name] = std::move(arg);
-  }
-  return fp;
-}
-
-struct FootprintEvaluator::Atom {
-  enum class Kind { fixed, chunk, expr } kind = Kind::fixed;
-  std::optional<Interval> fixed;  // Kind::fixed: evaluated once; nullopt when it cannot be
-  int lo_slot = -1, hi_slot = -1;  // Kind::chunk: which chunk value each end is (gid_lo, gid_hi, group_lo, group_hi)
-};
-
-FootprintEvaluator::FootprintEvaluator(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
-                                       const std::vector<size_t>& local)
-    : fp_(fp), spec_(spec), env_(integer_scalars(spec, args)) {
-  // The names range expressions may use: integer scalar arguments, the launch and (split dimension) the chunk.
-  const size_t dims = spec.global.size();
-  split_ = dims - 1;
-  for (size_t d = 0; d < 3; ++d) {
-    const std::string s = std::to_string(d);
-    const int64_t g = d < dims ? int64_t(spec.global[d]) : 1;
-    const int64_t l = d < dims && d < local.size() ? int64_t(local[d]) : 1;
-    env_["global_size_" + s] = g;
-    env_["local_size_" + s] = l;
-    env_["num_groups_" + s] = (g + l - 1) / l;
-    env_["global_offset_" + s] = 0;
-    env_["gid_lo_" + s] = 0;
-    env_["gid_hi_" + s] = g - 1;
-    env_["group_lo_" + s] = 0;
-    env_["group_hi_" + s] = (g - 1) / l;
-    if (d == split_) split_local_ = l;
-  }
-  env_["work_dim"] = int64_t(dims);
-  const std::string sd = std::to_string(split_);
-  const std::string chunk_names[4] = {"gid_lo_" + sd, "gid_hi_" + sd, "group_lo_" + sd, "group_hi_" + sd};
-  auto slot = [&](const std::string& e) {
-    for (int k = 0; k < 4; ++k)
-      if (e == chunk_names[k]) return k;
-    return -1;
-  };
-  auto mentions_chunk = [&](const std::string& e) {
-    for (const auto& n : chunk_names)
-      if (e.find(n) != std::string::npos) return true;
-    return false;
-  };
-  atoms_.resize(fp.atoms.size());
-  for (size_t k = 0; k < fp.atoms.size(); ++k) {
-    const auto& [lo, hi] = fp.ranges[k];
-    Atom& a = atoms_[k];
-    if (!mentions_chunk(lo) && !mentions_chunk(hi)) {
-      a.fixed = evaluate(lo, hi, env_);
-    } else if (slot(lo) >= 0 && (slot(hi) >= 0 || !mentions_chunk(hi))) {
-      a.kind = Atom::Kind::chunk;  // the usual get_global_id / get_group_id of the split dimension: no parsing
-      a.lo_slot = slot(lo);
-      a.hi_slot = slot(hi);
-      if (a.hi_slot < 0) a.fixed = evaluate(hi, hi, env_);
-    } else {
-      a.kind = Atom::Kind::expr;
-      has_expr_ = true;
-    }
-  }
-}
-
-FootprintEvaluator::~FootprintEvaluator() = default;
-
-std::vector<ArgRanges> FootprintEvaluator::operator()(size_t gid_begin, size_t gid_end) const {
-  std::vector<ArgRanges> out(spec_.args.size());
-  if (fp_.empty() || gid_end <= gid_begin) return out;
-  const int64_t chunk[4] = {int64_t(gid_begin), int64_t(gid_end) - 1, int64_t(gid_begin) / split_local_,
-                            (int64_t(gid_end) - 1) / split_local_};
-  std::map<std::string, int64_t> env;  // only for range expressions more complex than a chunk name
-  if (has_expr_) {
-    env = env_;
-    const std::string sd = std::to_string(split_);
-    env["gid_lo_" + sd] = chunk[0];
-    env["gid_hi_" + sd] = chunk[1];
-    env["group_lo_" + sd] = chunk[2];
-    env["group_hi_" + sd] = chunk[3];
-  }
-  std::vector<std::optional<Interval>> atom(atoms_.size());
-  for (size_t k = 0; k < atoms_.size(); ++k) {
-    const Atom& a = atoms_[k];
-    if (a.kind == Atom::Kind::fixed) {
-      atom[k] = a.fixed;
-    } else if (a.kind == Atom::Kind::chunk) {
-      if (a.hi_slot < 0 && !a.fixed) continue;
-      Interval r{chunk[a.lo_slot], a.hi_slot >= 0 ? chunk[a.hi_slot] : a.fixed->hi};
-      if (r.hi < r.lo) r.hi = r.lo;
-      atom[k] = r;
-    } else {
-      atom[k] = evaluate(fp_.ranges[k].first, fp_.ranges[k].second, env);
-    }
-  }
-  for (size_t i = 0; i < spec_.args.size(); ++i) {
-    const ArgSpec& a = spec_.args[i];
-    if (a.kind != ArgKind::buffer) continue;
-    const auto it = fp_.args.find(a.name);
-    if (it == fp_.args.end() || it->second.whole) continue;
-    std::optional<Interval> rd, wr;
-    bool ok = true;
-    for (const auto& ac : it->second.accesses) {
-      Interval sum{0, 0};
-      for (const auto& t : ac.terms) {
-        Interval v{t.coef, t.coef};
-        for (size_t k : t.atoms) {
-          if (!atom[k]) {
-            ok = false;
-            break;
-          }
-          v = mul(v, *atom[k]);
-          if (!sane(v)) ok = false;
-          if (!ok) break;
-        }
-        if (!ok) break;
-        sum = {sum.lo + v.lo, sum.hi + v.hi};
-        if (!sane(sum)) ok = false;
-      }
-      if (!ok) break;
-      sum.hi += ac.bytes;  // [lo, hi): the last access ends bytes later
-      auto& acc = ac.write ? wr : rd;
-      acc = acc ? Interval{std::min(acc->lo, sum.lo), std::max(acc->hi, sum.hi)} : sum;
-    }
-    if (!ok) continue;
-    const i128 size = i128(a.bytes());
-    auto clamp = [&](const std::optional<Interval>& r) {
-      if (!r) return ByteRange{0, 0};  // no such access
-      return ByteRange{int64_t(std::clamp<i128>(r->lo, 0, size)), int64_t(std::clamp<i128>(r->hi, 0, size))};
-    };
-    out[i].read = clamp(rd);
-    out[i].write = clamp(wr);
-  }
-  return out;
-}
-
-std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
-                                        const std::vector<size_t>& local, size_t gid_begin, size_t gid_end) {
-  return FootprintEvaluator(fp, spec, args, local)(gid_begin, gid_end);
 }
 
 }  // namespace dop

@@ -1,0 +1,163 @@
+// dop executor: runs one kernel across a CPU and a GPU at a chosen degree of parallelism, with dynamic work
+// distribution (Dopia Algorithm 1, adaptive chunks) and warm starts; its options and what a launch reports. Runtime
+// tier: OpenCL only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dop/cl.hpp"
+#include "dop/config.hpp"
+#include "dop/footprint.hpp"
+#include "dop/memory_mode.hpp"
+#include "dop/predictor.hpp"
+#include "dop/spec.hpp"
+
+namespace dop {
+
+/// What `auto` launches decide with: a trained model (dop train) and the kernel's code features.
+struct AutoModel {
+  std::shared_ptr<const pred::Predictor> predictor;
+  pred::CodeFeatures code;  ///< from a bundle or `dop features --json` (code_features_from_json)
+  std::string kernel_id;    ///< key of the predictor's memo; "" means "<kernel file>:<kernel name>"
+};
+/// Code features for the predictor from JSON text: `dop features --json` output (choosing `kernel` among several),
+/// one kernel's object (a bundle's features_json), or a flat object of key -> number | null | expression. Throws
+/// std::runtime_error naming `origin`.
+pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
+                                           const std::string& kernel);
+
+struct ExecutorOptions {
+  MemoryMode memory = MemoryMode::automatic;
+  /// What the kernel touches (parse_footprint of its features); empty: every buffer is copied whole.
+  Footprint footprint;
+  /// Tests: in copy modes, fill the GPU's buffers with garbage before each launch, so that a byte the GPU needed
+  /// but did not receive shows up as a wrong result instead of a stale right one.
+  bool poison_gpu_buffers = false;
+  /// Malleable GPU form (Dopia Figs. 5-6): the same kernel with two extra trailing int arguments dop_gpu_mod and
+  /// dop_gpu_alloc. Empty: the GPU always runs unthrottled, and results say so when a fraction < 1 was asked for.
+  std::string malleable_source;
+  std::string malleable_note;  ///< why there is no malleable form (barriers, local memory, ...), for results
+  /// Run the malleable form at 8/8 too (every work-item active, the work-list loop of one item each): to measure
+  /// what the form itself costs. Off: 8/8 runs the original kernel.
+  bool malleable_at_full = false;
+  double target_chunk_ms = 2.0;  ///< adaptive chunks aim at this much device time per chunk
+  /// Warm starts. A dynamic launch that ran on both devices measures the CPU share at which both would have finished
+  /// together (each device's units over its time, the GPU's read-back included; learn_cpu_share) and the devices'
+  /// rates; the executor keeps an average of that share per configuration, launch shape and scalar arguments (the
+  /// first warm launch's share replaces what cold launches measured, and so does one that disagrees with the
+  /// average by more than 0.25). The next such launch starts from it: the GPU
+  /// claims its share, less a tail of `warm_tail` of it, in one chunk, both devices know the other's rate from the
+  /// start, and the tail is distributed dynamically. Balanced finish times are not always the fastest launch (the
+  /// GPU's copies take memory bandwidth and a core from the CPU), so after a warm launch on both devices, a
+  /// device whose share is under `warm_explore` is left out once to time the other alone, and later launches run
+  /// the fastest way measured; every `warm_recheck`-th warm launch runs both again. A device whose share rounds to
+  /// nothing always sits the launch out. LaunchResult::warm and start_cpu_share say what a launch started from.
+  bool warm_start = true;
+  double warm_tail = 0.1;
+  double warm_explore = 0.5;
+  int warm_recheck = 16;
+  /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
+  std::vector<double> cpu_levels = Grid{}.cpu_levels;
+  /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
+  std::optional<AutoModel> model;
+};
+
+struct DeviceStats {
+  std::string device;      ///< device id ("pocl:0"), "" when unused
+  int units = 0;           ///< cores (CPU) or active work-items out of dop_gpu_mod (GPU)
+  size_t work_groups = 0;  ///< work-groups this device ran, in the geometry it ran them (see work_items)
+  /// Work-items this device ran. The CPU runs a kernel that cannot observe its work-groups (no barriers, local
+  /// memory, local or group ids) in finer work-groups when the spec's are few, so work_items is the exact share.
+  size_t work_items = 0;
+  size_t chunks = 0;     ///< kernel enqueues
+  double busy_ms = 0;    ///< sum of kernel execution times (profiling events)
+  double finish_ms = 0;  ///< wall time from launch start until this device's last chunk completed
+};
+
+struct LaunchResult {
+  Config config;
+  int cpu_cores = 0;  ///< actual CPU cores used
+  int gpu_mod = 8, gpu_alloc = 0;
+  bool gpu_throttled = false;                 ///< the malleable form ran (gpu_alloc < gpu_mod, or malleable_at_full)
+  MemoryMode memory = MemoryMode::automatic;  ///< the mode actually used
+  std::string note;                           ///< e.g. why the GPU ran unthrottled
+  DeviceStats cpu, gpu;
+  double total_ms = 0;     ///< end to end: host-resident inputs to host-resident outputs
+  bool automatic = false;  ///< launch_auto: the model chose `config`
+  double predicted = 0;    ///< ... its output for it (normalised performance or a score)
+  double decide_us = 0;    ///< ... time the decision took (not in total_ms)
+  /// Copy mode, parts of total_ms (overlapped with the CPU's work): h2d = wall time of staging the GPU's inputs
+  /// (into pinned memory, DMA enqueued; for whole buffers until every DMA completed); d2h = wall time of reading
+  /// the outputs back and merging them (resident mode: after total_ms); merge = the merging part of d2h.
+  double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
+  /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer).
+  size_t h2d_bytes = 0, d2h_bytes = 0;
+  /// Warm start (ExecutorOptions::warm_start): the launch started from `start_cpu_share`, the share learned from
+  /// earlier launches at this configuration and shape; -1 for a cold launch.
+  bool warm = false;
+  double start_cpu_share = -1;
+  /// A dynamic launch on both devices: the CPU share at which both would have finished together, from this launch's
+  /// measurements (learn_cpu_share); -1 otherwise.
+  double balanced_cpu_share = -1;
+};
+
+/// Runs one spec's kernel at any configuration. Programs, sub-devices and queues are built once and reused;
+/// launches from several threads are safe (they are serialised per executor: one kernel owns the devices).
+class Executor {
+ public:
+  Executor(const Spec& spec, const std::string& source, const cl::Selection& devices, ExecutorOptions options = {});
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Runs the kernel over `args` (as made by make_args; outputs are updated in place) at `config`. In
+  /// MemoryMode::svm the buffers must be in this executor's SVM (make_args or place below), else
+  /// std::invalid_argument names the argument.
+  LaunchResult launch(std::vector<ArgData>& args, const Config& config);
+  /// The spec's arguments, initialised as dop::make_args does, with buffers where this executor runs them in place:
+  /// its shared virtual memory in MemoryMode::svm (made at the first call), host memory otherwise. They stay valid
+  /// after the executor is gone. A copy of an ArgData is allocated where the original is; assigning to one keeps
+  /// its memory.
+  std::vector<ArgData> make_args();
+  /// A copy of `args` (of this executor's spec) in that memory: for inputs generated once and restored before
+  /// every launch (reset_writable).
+  std::vector<ArgData> place(const std::vector<ArgData>& args);
+  /// A static split instead of dynamic distribution: the CPU runs the first `cpu_share` of the work (rounded to
+  /// work-group slabs) in one chunk, the GPU the rest in one chunk (SKMD-style; used to compare with dynamic).
+  LaunchResult launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share);
+  /// The model's configuration (ExecutorOptions::model) for a launch over `args`: the launch shape this executor
+  /// runs (its own local size where the spec leaves it open) and the integer scalar arguments, for the model's size
+  /// expressions. Throws std::logic_error without a model, pred::ModelError naming the kernel when the features do
+  /// not fit the model.
+  pred::Decision decide(const std::vector<ArgData>& args);
+  /// Runs at the model's configuration; the result says it was chosen (automatic, predicted, decide_us).
+  LaunchResult launch_auto(std::vector<ArgData>& args);
+  /// The work-group size launches use: the spec's, or the one this executor chose when the spec leaves it open.
+  std::vector<size_t> local_size() const;
+
+  /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and work
+  /// dimension; other sizes, work-group sizes and arguments' sizes): contexts, sub-devices, programs and queues are
+  /// kept, so a sweep over the sizes of a kernel builds it once. Throws std::invalid_argument when the build would
+  /// differ (a 3D kernel of another size: its full size is a build constant).
+  void rebind(const Spec& spec);
+
+  /// Forgets what warm starts learned: the next dynamic launch of every configuration is cold.
+  void forget_warm_starts();
+
+  const Spec& spec() const;
+  int cpu_cores_total() const;  ///< 0 without a CPU device
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The CPU share at which both devices would have finished together: units over time per device (the CPU ran
+/// `cpu_units` in `cpu_ms`, the GPU `gpu_units` in `gpu_ms`), cpu rate / (cpu rate + gpu rate); 1 when the GPU ran
+/// nothing, 0 when the CPU ran nothing. Warm starts average it over launches (learned = (learned + this) / 2).
+double learn_cpu_share(double cpu_units, double cpu_ms, double gpu_units, double gpu_ms);
+
+}  // namespace dop

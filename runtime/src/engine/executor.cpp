@@ -1,0 +1,144 @@
+// The executor: construction (the spec's geometry), rebinding to another launch of the same kernel, one launch as
+// its sequence of named steps (each in the file of its concern: devices, memory, staging, driver, readback, warm),
+// the model's decision for launch_auto, and the public Executor methods, serialised per executor.
+#include <stdexcept>
+
+#include "engine/engine.hpp"
+
+namespace dop {
+
+using engine::Clock;
+using engine::ms_since;
+
+Executor::Impl::Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o)
+    : spec(s), source(src), sel(d), opt(std::move(o)) {
+  if (!sel.cpu && !sel.gpu) throw std::invalid_argument("no device to run '" + spec.name + "' on");
+  if (opt.memory == MemoryMode::svm) {
+    const std::string why = svm_unavailable(sel);
+    if (!why.empty()) throw std::invalid_argument("memory mode svm for '" + spec.name + "': " + why);
+  }
+  geometry();
+}
+
+// Another launch of the same kernel: contexts, sub-devices, programs and queues are kept when the build does not
+// depend on what changed (range_form_options); buffers sized for the old launch are dropped.
+void Executor::Impl::rebind(const Spec& s) {
+  const auto old_split = spec.global.size() - 1;
+  const bool same_build =
+      s.kernel_name == spec.kernel_name && s.build_options == spec.build_options &&
+      s.global.size() == spec.global.size() &&
+      range_form_options(s.global, s.global.size() - 1) == range_form_options(spec.global, old_split);
+  if (!same_build)
+    throw std::invalid_argument("rebind of '" + spec.name + "' to '" + s.name +
+                                "': another kernel, build options or work dimension; make a new executor");
+  for (auto* g : {&gpu_plain, &gpu_malleable})
+    if (*g) {
+      (*g)->release_pinned();
+      (*g)->gpu_buffers.clear();
+    }
+  spec = s;
+  local_note.clear();
+  warm.clear();
+  geometry();
+}
+
+// One launch, as the sequence it is: resolve devices, plan memory, stage, drive, collect, learn.
+LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cfg, double static_share) {
+  if (args.size() != spec.args.size())
+    throw std::invalid_argument("launch of '" + spec.name + "': " + std::to_string(args.size()) +
+                                " arguments given, the spec has " + std::to_string(spec.args.size()));
+  Launch l(args, cfg, static_share, units);
+  resolve_devices(l);      // the configuration's sides, built lazily (outside the timed region)
+  plan_memory(l);          // the memory mode, and which buffers go to the GPU slice by slice
+  prepare_gpu_buffers(l);  // the GPU's own buffers (resident data: with its inputs), outside the timed region
+  l.t0 = Clock::now();
+  bind_buffers(l);  // host-side buffers, what goes to the GPU, kernel arguments
+  plan_chunks(l);   // first chunks and chunk minimums
+  warm_start(l);    // ... or the learned share, rates and way to run
+  run_devices(l);   // stage and drive: both drivers until the work list is empty
+  collect(l);       // outputs back to host memory; the timed region ends
+  learn(l);         // the balanced share and rates, for the next launch
+  return std::move(l.res);
+}
+
+pred::Decision Executor::Impl::decide(const std::vector<ArgData>& args) const {
+  if (!opt.model || !opt.model->predictor)
+    throw std::logic_error("auto launch of '" + spec.name + "': the executor has no model (ExecutorOptions::model)");
+  pred::LaunchShape shape;
+  shape.work_dim = unsigned(spec.global.size());
+  for (size_t d = 0; d < spec.global.size(); ++d) {
+    shape.global[d] = spec.global[d];
+    shape.local[d] = local[d];
+  }
+  const pred::ArgValues values = integer_scalars(spec, args);
+  const std::string id =
+      opt.model->kernel_id.empty() ? spec.kernel_file + ":" + spec.kernel_name : opt.model->kernel_id;
+  try {
+    return opt.model->predictor->decide(id, opt.model->code, shape, values);
+  } catch (const pred::ModelError& e) {
+    throw pred::ModelError(std::string(e.what()) + " (kernel '" + spec.kernel_name + "' of " + spec.path + ")");
+  }
+}
+
+Executor::Executor(const Spec& spec, const std::string& source, const cl::Selection& devices, ExecutorOptions options)
+    : impl_(std::make_unique<Impl>(spec, source, devices, std::move(options))) {}
+Executor::~Executor() = default;
+
+void Executor::rebind(const Spec& spec) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  impl_->rebind(spec);
+}
+
+LaunchResult Executor::launch(std::vector<ArgData>& args, const Config& config) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->launch(args, config);
+}
+
+std::vector<ArgData> Executor::make_args() {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return dop::make_args(impl_->spec, impl_->arg_memory());
+}
+
+std::vector<ArgData> Executor::place(const std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return copy_args(args, impl_->arg_memory());
+}
+
+LaunchResult Executor::launch_static(std::vector<ArgData>& args, const Config& config, double cpu_share) {
+  if (!(cpu_share >= 0 && cpu_share <= 1))
+    throw std::invalid_argument("static CPU share " + std::to_string(cpu_share) + " is not in [0,1]");
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->launch(args, config, cpu_share);
+}
+
+pred::Decision Executor::decide(const std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->decide(args);
+}
+
+void Executor::forget_warm_starts() {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  impl_->warm.clear();
+}
+
+LaunchResult Executor::launch_auto(std::vector<ArgData>& args) {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  const auto t = Clock::now();
+  const pred::Decision d = impl_->decide(args);
+  const double us = ms_since(t) * 1e3;
+  LaunchResult r = impl_->launch(args, Config{d.config.cpu, d.config.gpu});
+  r.automatic = true;
+  r.predicted = d.predicted;
+  r.decide_us = us;
+  return r;
+}
+
+std::vector<size_t> Executor::local_size() const {
+  std::lock_guard<std::mutex> lock(impl_->launch_mutex);
+  return impl_->local;
+}
+
+const Spec& Executor::spec() const { return impl_->spec; }
+int Executor::cpu_cores_total() const { return impl_->sel.cpu ? int(impl_->sel.cpu->compute_units) : 0; }
+
+}  // namespace dop

@@ -1,0 +1,282 @@
+// Transfers to the GPU: pinned staging memory, copies in pieces (host-side copies by the idle cores overlapping
+// DMA), the GPU's own buffers, the launch's host-side buffers, whole inputs staged before the GPU claims work, and
+// sliced buffers staged chunk by chunk as the footprint says each chunk needs them.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "engine/engine.hpp"
+
+namespace dop {
+
+namespace engine {
+
+void Side::release_pinned() {
+  for (auto* m : {&pinned_in, &pinned_out}) {
+    for (auto& [i, p] : *m)
+      if (p.ptr) clEnqueueUnmapMemObject(queue.get(), p.buf.get(), p.ptr, 0, nullptr, nullptr);
+    m->clear();
+  }
+  if (queue) clFinish(queue.get());
+  pinned_failed = false;
+}
+
+// Pinned host memory of `bytes` for argument i, or nullptr where the implementation has none to give.
+unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes) {
+  if (pinned_failed) return nullptr;
+  Pinned& p = m[i];
+  if (!p.ptr) {
+    try {
+      p.buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+      cl_int err = CL_SUCCESS;
+      p.ptr = clEnqueueMapBuffer(queue.get(), p.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
+                                 nullptr, &err);
+      if (err != CL_SUCCESS) p.ptr = nullptr;
+    } catch (const cl::Error&) {
+      p.ptr = nullptr;
+    }
+    if (!p.ptr) {
+      m.erase(i);
+      pinned_failed = true;
+      return nullptr;
+    }
+  }
+  return static_cast<unsigned char*>(p.ptr);
+}
+
+std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned threads) {
+  size_t total = 0;
+  for (const auto& g : segments) total += g.bytes;
+  constexpr size_t kPage = 4096, kMin = size_t(1) << 20, kMax = size_t(16) << 20;
+  const size_t piece = std::clamp(total / (size_t(threads) * 4 + 1), kMin, kMax) / kPage * kPage;
+  std::vector<Piece> out;
+  for (const auto& g : segments)
+    for (size_t off = 0; off < g.bytes; off += piece)
+      out.push_back({g.arg, g.offset + off, std::min(piece, g.bytes - off)});
+  return out;
+}
+
+}  // namespace engine
+
+using engine::ms_since;
+using engine::Piece;
+
+// The GPU's own buffers in copy modes, made before the timed region (and reused across launches): poisoned for
+// tests, and in resident mode holding every input already.
+void Executor::Impl::prepare_gpu_buffers(Launch& l) {
+  if (!l.gpu || l.in_place) return;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgKind::buffer) continue;
+    auto& b = l.gpu->gpu_buffers[i];
+    if (!b)
+      b = cl::create_buffer(l.gpu->ctx, a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE, a.bytes());
+    if (opt.poison_gpu_buffers) {
+      const cl_uchar garbage = 0xA5;
+      cl::check(clEnqueueFillBuffer(l.gpu->queue.get(), b.get(), &garbage, 1, 0, a.bytes(), 0, nullptr, nullptr),
+                "clEnqueueFillBuffer", "argument '" + a.name + "'");
+    }
+    if (l.resident)  // resident data: on the GPU before the timed region
+      cl::check(clEnqueueWriteBuffer(l.gpu->queue.get(), b.get(), CL_FALSE, 0, a.bytes(), l.args[i].data(), 0, nullptr,
+                                     nullptr),
+                "clEnqueueWriteBuffer", "argument '" + a.name + "'");
+  }
+  cl::finish(l.gpu->queue);
+}
+
+// The launch's buffers (timed): host-side buffers where the devices use host memory in place, the GPU's in copy
+// modes and what goes into them, the initial contents of what the GPU may write, and the kernels' arguments.
+void Executor::Impl::bind_buffers(Launch& l) {
+  Side* const cpu = l.cpu;
+  Side* const gpu = l.gpu;
+  // Host-side buffers: CPU (and zero-copy GPU) use the host memory in place.
+  l.cpu_bufs.resize(spec.args.size());
+  l.gpu_host_bufs.resize(spec.args.size());
+  // In svm mode there are none: kernels get the arguments' SVM pointers (set_args with empty lists).
+  const size_t n_mems = l.mode == MemoryMode::svm ? 0 : spec.args.size();
+  l.cpu_mems.assign(n_mems, nullptr);
+  l.gpu_mems.assign(n_mems, nullptr);
+  // Copy mode: what goes to the GPU (argument, bytes), and the initial contents of what it may write (for the
+  // merge; the staged input copy where the memory is pinned, else a copy of its own).
+  l.initial.assign(spec.args.size(), nullptr);
+  l.snapshot.resize(spec.args.size());
+  const bool both_sides = cpu && gpu;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgKind::buffer || l.mode == MemoryMode::svm) continue;  // SVM: pointers, no buffers
+    const cl_mem_flags acc = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+    if (cpu) {
+      l.cpu_bufs[i] = cl::create_buffer(cpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), l.args[i].data());
+      l.cpu_mems[i] = l.cpu_bufs[i].get();
+    }
+    if (gpu && l.mode == MemoryMode::zero_copy) {
+      l.gpu_host_bufs[i] = cl::create_buffer(gpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), l.args[i].data());
+      l.gpu_mems[i] = l.gpu_host_bufs[i].get();
+    } else if (gpu) {
+      l.gpu_mems[i] = gpu->gpu_buffers.at(i).get();
+      if (!l.resident && !l.sliced[i]) l.inputs.push_back({i, 0, a.bytes()});
+      if (a.access != Access::read && both_sides) {
+        if (unsigned char* p = l.resident ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
+          l.initial[i] = p;
+        } else {
+          l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());
+          l.initial[i] = reinterpret_cast<const unsigned char*>(l.snapshot[i].data());
+        }
+      }
+    }
+  }
+  l.rates.cpu_active = cpu != nullptr;
+  l.rates.gpu_active = gpu != nullptr;
+  // Threads for host-side copies: the GPU driver thread, plus the cores this configuration leaves idle.
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned idle_cores =
+      sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - (cpu ? l.res.cpu_cores : 0))) : hw;
+  l.copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
+  l.staged.assign(spec.args.size(), ByteRange{});
+  if (cpu) set_args(*cpu, l.args, l.cpu_mems, 8, 8);
+  if (gpu) set_args(*gpu, l.args, l.gpu_mems, 8, l.res.gpu_alloc);
+}
+
+// One piece of an input to the GPU: copied into its pinned staging memory (allocated before the copy threads
+// start, so the lookup is read-only) where there is some, and its DMA enqueued at once.
+cl::Event Executor::Impl::send_piece(Launch& l, const Piece& p) {
+  const unsigned char* src = static_cast<const unsigned char*>(l.args[p.arg].data()) + p.offset;
+  const auto pin = l.gpu->pinned_in.find(p.arg);
+  if (pin != l.gpu->pinned_in.end()) {
+    unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
+    std::memcpy(dst, src, p.bytes);
+    src = dst;
+  }
+  cl_event ev = nullptr;
+  cl::check(
+      clEnqueueWriteBuffer(l.gpu->queue.get(), l.gpu_mems[p.arg], CL_FALSE, p.offset, p.bytes, src, 0, nullptr, &ev),
+      "clEnqueueWriteBuffer", "argument '" + spec.args[p.arg].name + "'");
+  return cl::Event(ev);
+}
+
+// Inputs to the GPU, run by its driver thread while the CPU already computes: each piece is copied into pinned
+// memory (by several threads) and its DMA enqueued at once, so the link works while the next piece is copied.
+// Staging stops as soon as the work list is empty: the CPU took everything, and the GPU needs no inputs (with
+// every core computing, the copy threads get little CPU time, and waiting for them would only add latency).
+// Under dynamic distribution the GPU also gives up when, at the CPU's measured rate, the CPU would finish what
+// is left before the rest of the inputs would be staged at the rate seen so far: the copies would only take
+// memory bandwidth from the CPU. Returns false when the GPU gave up.
+bool Executor::Impl::stage_inputs(Launch& l, bool may_give_up) {
+  if (l.inputs.empty()) return true;
+  const auto ts = Clock::now();
+  const auto pieces = engine::make_pieces(l.inputs, l.copy_threads);
+  std::vector<cl::Event> events(pieces.size());
+  size_t total_bytes = 0;
+  for (const auto& g : l.inputs) {
+    l.gpu->pinned(l.gpu->pinned_in, g.arg, g.bytes);  // allocate before the threads
+    total_bytes += g.bytes;
+  }
+  std::atomic<size_t> staged{0};
+  std::atomic<bool> gave_up{false};
+  engine::for_pieces(pieces.size(), l.copy_threads, [&](size_t k) {
+    const size_t left = l.wl.remaining();
+    if (left == 0 || gave_up) return;
+    if (may_give_up && l.cpu && staged > 0 &&
+        l.rates.cpu_finishes_first(left, total_bytes - staged, double(staged) / ms_since(ts))) {
+      gave_up = true;
+      return;
+    }
+    events[k] = send_piece(l, pieces[k]);
+    staged += pieces[k].bytes;
+  });
+  cl::check(clFlush(l.gpu->queue.get()), "clFlush");
+  // Claim no work before the inputs have arrived: work claimed while the copy runs would sit queued behind
+  // it while the CPU, already running, runs out of work and waits.
+  for (auto& e : events) {
+    if (!e) continue;  // not staged: nothing was left to run
+    cl_event ev = e.get();
+    cl::check(clWaitForEvents(1, &ev), "clWaitForEvents", "input copies to " + l.gpu->id);
+  }
+  l.res.h2d_ms += ms_since(ts);
+  l.res.h2d_bytes += staged;
+  return !gave_up;
+}
+
+// Sliced buffers reach the GPU chunk by chunk: the segments of the bytes a chunk of units [b, e) may read or write
+// that the GPU does not have yet, which it has from then on (`staged`). The GPU claims from the back of the work
+// list, so what it has stays one range.
+static std::vector<Piece> missing_segments(const Spec& spec, engine::Launch& l, const std::vector<ArgRanges>& need) {
+  std::vector<Piece> segments;
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (!l.sliced[i]) continue;
+    ByteRange n = need[i].read.value_or(ByteRange{}), w = need[i].write.value_or(ByteRange{});
+    if (n.empty())
+      n = w;
+    else if (!w.empty())
+      n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+    if (n.empty()) continue;
+    ByteRange& have = l.staged[i];
+    if (have.empty()) {
+      segments.push_back({i, size_t(n.lo), size_t(n.hi - n.lo)});
+      have = n;
+      continue;
+    }
+    if (n.lo < have.lo) segments.push_back({i, size_t(n.lo), size_t(have.lo - n.lo)});
+    if (n.hi > have.hi) segments.push_back({i, size_t(have.hi), size_t(n.hi - have.hi)});
+    have = {std::min(have.lo, n.lo), std::max(have.hi, n.hi)};
+  }
+  return segments;
+}
+
+// Before a chunk of units [b, e) is enqueued, the bytes it needs that the GPU does not have yet are staged (through
+// pinned memory, by the idle cores) and their DMA enqueued ahead of the kernel. Returns the first copy's event, or
+// throws GiveUp after returning the chunk to the work list.
+cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
+  const size_t unit_items = cpu_local[split_dim];
+  const auto need = (*l.footprint)(b * unit_items, e * unit_items);
+  const std::vector<ByteRange> before_chunk = l.staged;
+  const std::vector<Piece> segments = missing_segments(spec, l, need);
+  if (segments.empty()) return cl::Event{};
+  const auto ts = Clock::now();
+  const auto pieces = engine::make_pieces(segments, l.copy_threads);
+  for (const auto& g : segments) l.gpu->pinned(l.gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
+  std::vector<cl::Event> events(pieces.size());
+  // Under dynamic distribution the GPU gives the chunk up, as it gives up whole inputs, when at the CPU's
+  // measured rate the CPU would finish the chunk and what is left before the chunk's inputs had arrived at the
+  // staging rate measured so far (this launch's): the copies would only take memory bandwidth from the CPU.
+  const bool may_give_up = l.cpu && l.static_share < 0;
+  size_t total = 0;
+  for (const auto& g : segments) total += g.bytes;
+  std::atomic<size_t> sent{0};
+  std::atomic<bool> give_up{false};
+  const size_t left = l.wl.remaining() + (e - b);
+  engine::for_pieces(pieces.size(), l.copy_threads, [&](size_t k) {
+    if (give_up) return;
+    const double bw = l.chunk_bytes_staged > 0 ? double(l.chunk_bytes_staged) / l.chunk_staging_ms
+                      : sent > 0               ? double(sent) / ms_since(ts)
+                                               : 0;
+    if (may_give_up && l.rates.cpu_finishes_first(left, total - sent, bw)) {
+      give_up = true;
+      return;
+    }
+    events[k] = send_piece(l, pieces[k]);
+    sent += pieces[k].bytes;
+  });
+  if (give_up) {
+    {
+      std::lock_guard<std::mutex> g(l.rates.m);
+      if (l.rates.cpu_active && l.wl.untake_back(b, e)) {
+        l.res.h2d_bytes += sent;
+        l.res.h2d_ms += ms_since(ts);
+        l.staged = before_chunk;  // what arrived of this chunk's bytes is not used
+        throw engine::GiveUp{};
+      }
+    }
+    // The CPU has finished: nobody else would run the chunk, so its inputs go after all.
+    engine::for_pieces(pieces.size(), l.copy_threads, [&](size_t k) {
+      if (!events[k]) events[k] = send_piece(l, pieces[k]), sent += pieces[k].bytes;
+    });
+  }
+  l.res.h2d_bytes += sent;
+  l.res.h2d_ms += ms_since(ts);
+  l.chunk_bytes_staged += total;
+  l.chunk_staging_ms += ms_since(ts);
+  return std::move(events.front());
+}
+
+}  // namespace dop
