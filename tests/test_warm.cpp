@@ -106,8 +106,13 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
         } else {
           CHECK_FALSE(r.warm);
         }
-        const bool alone = r.warm && (r.cpu.chunks == 0 || r.gpu.chunks == 0);  // a device sat out: no balance
-        if (!alone) share = learned(share, r.balanced_cpu_share, r.warm, measured_warm);
+        // A device left out by choice teaches no balance; one that declined every chunk of a launch on both does
+        // (under load the GPU may decline them all: the CPU alone would finish first).
+        if (r.left_out) {  // by choice: the other device ran everything
+          CHECK(r.warm);
+          CHECK((r.cpu.chunks == 0) != (r.gpu.chunks == 0));
+        }
+        if (!r.left_out) share = learned(share, r.balanced_cpu_share, r.warm, measured_warm);
         cpu_rate = cpu_rate || r.cpu.chunks > 0;
         gpu_rate = gpu_rate || r.gpu.chunks > 0;
       }

@@ -99,6 +99,10 @@ struct LaunchResult {
   /// earlier launches at this configuration and shape; -1 for a cold launch.
   bool warm = false;
   double start_cpu_share = -1;
+  /// A warm launch that left a device out by choice (to time the other alone, because that way was the fastest
+  /// measured, or because the device's share rounds to nothing): it teaches no balanced share. A launch on both
+  /// devices in which one declined every chunk is not this: its balance (all to the other) is learned.
+  bool left_out = false;
   /// A dynamic launch on both devices: the CPU share at which both would have finished together, from this launch's
   /// measurements (learn_cpu_share); -1 otherwise.
   double balanced_cpu_share = -1;

@@ -72,6 +72,7 @@ void Executor::Impl::warm_start(Launch& l) {
   l.way = learned.choose(double(units), opt);
   l.res.warm = true;
   l.res.start_cpu_share = s;
+  l.res.left_out = l.way != Warm::Way::both;
   l.run_cpu = l.way != Warm::Way::gpu_alone;
   l.run_gpu = l.way != Warm::Way::cpu_alone;
   l.cpu_seed = learned.cpu_rate;
@@ -97,9 +98,8 @@ void Executor::Impl::learn(Launch& l) {
   if (l.learned) {
     // A device left out measured nothing about the balance; a launch that left one out by choice says how
     // fast the other is alone.
-    const bool alone = l.way != Warm::Way::both;  // only a warm launch leaves a device out by choice
     std::lock_guard<std::mutex> g(l.rates.m);
-    l.learned->learn(alone ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way, res.total_ms);
+    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way, res.total_ms);
   }
 }
 
