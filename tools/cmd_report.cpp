@@ -8,11 +8,10 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include "commands.hpp"
+#include "dop/dataset.hpp"
 #include "stats.hpp"
-#include "dop/sweep.hpp"
 
 namespace dop::cli {
 
@@ -29,44 +28,31 @@ struct Row {
   double cpu = 0, gpu = 0, median = 0, min = 0, max = 0;
 };
 
+// The valid rows of a dataset (plain or gzip-compressed; a torn last line dropped), of one set when `only_set` is
+// given; `invalid` counts the rows with valid != 1.
 std::vector<Row> load(const std::string& path, const std::string& only_set, size_t& invalid) {
-  std::istringstream f(read_text_file(path));  // plain or gzip-compressed
-  std::string line;
-  std::vector<std::string> h;
-  std::map<std::string, size_t> col;
+  const DatasetTable d = read_dataset(path);
+  const DatasetColumns& c = d.columns;
   std::vector<Row> rows;
-  size_t lineno = 0;
   invalid = 0;
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (line.empty()) continue;
-    auto v = csv_split(line);
-    if (h.empty()) {
-      h = v;
-      for (size_t i = 0; i < h.size(); ++i) col[h[i]] = i;
-      for (const char* c : {"workload", "set", "cpu_util", "gpu_util", "time_ms_median", "time_ms_min", "time_ms_max", "valid"})
-        if (!col.count(c)) throw std::runtime_error(path + ": line 1: no column '" + std::string(c) + "'");
-      continue;
-    }
-    if (v.size() != h.size())
-      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": " + std::to_string(v.size()) +
-                               " fields, the header has " + std::to_string(h.size()));
-    if (v[col["valid"]] != "1") {
+  for (const auto& row : d.csv.rows) {
+    const auto& v = row.fields;
+    if (v[c.valid] != "1") {
       ++invalid;
       continue;
     }
-    Row r{v[col["workload"]], v[col["set"]]};
+    Row r{v[c.workload], v[c.set]};
     if (!only_set.empty() && r.set != only_set) continue;
     try {
-      r.cpu = std::stod(v[col["cpu_util"]]);
-      r.gpu = std::stod(v[col["gpu_util"]]);
-      r.median = std::stod(v[col["time_ms_median"]]);
-      r.min = std::stod(v[col["time_ms_min"]]);
-      r.max = std::stod(v[col["time_ms_max"]]);
+      r.cpu = std::stod(v[c.cpu_util]);
+      r.gpu = std::stod(v[c.gpu_util]);
+      r.median = std::stod(v[c.time_ms_median]);
+      r.min = std::stod(v[c.time_ms_min]);
+      r.max = std::stod(v[c.time_ms_max]);
     } catch (const std::exception&) {
-      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": a number column is not a number");
+      throw DatasetError(path + ":" + std::to_string(row.line) + ": a number column is not a number");
     }
-    if (!(r.median > 0)) throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": time_ms_median <= 0");
+    if (!(r.median > 0)) throw DatasetError(path + ":" + std::to_string(row.line) + ": time_ms_median <= 0");
     rows.push_back(r);
   }
   return rows;
@@ -79,7 +65,8 @@ std::string color(double v) {  // 0 -> dark blue, 1 -> yellow (viridis-like ramp
   const double t = v - i;
   char b[16];
   std::snprintf(b, sizeof b, "#%02x%02x%02x", int(stops[i][0] + t * (stops[i + 1][0] - stops[i][0])),
-                int(stops[i][1] + t * (stops[i + 1][1] - stops[i][1])), int(stops[i][2] + t * (stops[i + 1][2] - stops[i][2])));
+                int(stops[i][1] + t * (stops[i + 1][1] - stops[i][1])),
+                int(stops[i][2] + t * (stops[i + 1][2] - stops[i][2])));
   return b;
 }
 
@@ -144,9 +131,10 @@ void run_report(const ReportFlags& f) {
     auto it = norm.find({c, g});
     return it == norm.end() ? std::string("-") : std::to_string(mean(it->second)).substr(0, 5);
   };
-  std::printf("\nbaselines (mean normalised performance): CPU only %s, GPU only %s, ALL %s, best constant (%.3g,%.3g) %.3f\n",
-              base(cmax, 0).c_str(), base(0, gmax).c_str(), base(cmax, gmax).c_str(), best_const.first,
-              best_const.second, best_const_v);
+  std::printf(
+      "\nbaselines (mean normalised performance): CPU only %s, GPU only %s, ALL %s, best constant (%.3g,%.3g) %.3f\n",
+      base(cmax, 0).c_str(), base(0, gmax).c_str(), base(cmax, gmax).c_str(), best_const.first, best_const.second,
+      best_const_v);
   std::printf("\nbest configuration per workload (count of workloads):\n");
   std::vector<std::pair<int, std::pair<double, double>>> ws;
   for (const auto& [cfg, n] : wins) ws.push_back({n, cfg});
@@ -164,8 +152,8 @@ void run_report(const ReportFlags& f) {
       << " workloads</text>\n";
     int row = 0;
     for (auto c = cpus.rbegin(); c != cpus.rend(); ++c, ++row) {
-      o << "<text x=\"" << left - 8 << "\" y=\"" << top + row * cell + cell / 2 + 4 << "\" text-anchor=\"end\">"
-        << *c << "</text>\n";
+      o << "<text x=\"" << left - 8 << "\" y=\"" << top + row * cell + cell / 2 + 4 << "\" text-anchor=\"end\">" << *c
+        << "</text>\n";
       int colx = 0;
       for (double g : gpus) {
         const int x = left + colx * cell, y = top + row * cell;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "code_features.hpp"
 #include "commands.hpp"
 #include "dop/bundle.hpp"
+#include "dop/dataset.hpp"
 #include "dop/sweep.hpp"
 #if DOP_ANALYSIS
 #include "dop/transform.hpp"
@@ -79,43 +79,6 @@ class Progress {
   bool first_ = true;
   double last_pct_ = -100, last_t_ = 0;
 };
-
-// Reads `dop features --csv` output: columns file, kernel, then features. Key: "<file name>:<kernel>".
-void load_features(const std::string& path, SweepOptions& o) {
-  std::ifstream f(path);
-  if (!f) throw std::runtime_error(path + ": cannot be read");
-  std::string line;
-  std::vector<std::string> header;
-  size_t ifile = 0, ikernel = 0, lineno = 0;
-  std::vector<size_t> feat_cols;
-  while (std::getline(f, line)) {
-    ++lineno;
-    if (line.empty()) continue;
-    auto fields = csv_split(line);
-    if (header.empty()) {
-      header = fields;
-      auto it = std::find(header.begin(), header.end(), "file");
-      auto ik = std::find(header.begin(), header.end(), "kernel");
-      if (it == header.end() || ik == header.end())
-        throw std::runtime_error(path + ": line 1: needs columns 'file' and 'kernel'");
-      ifile = size_t(it - header.begin());
-      ikernel = size_t(ik - header.begin());
-      for (size_t i = 0; i < header.size(); ++i)
-        if (i != ifile && i != ikernel && header[i] != "diagnostics") {
-          feat_cols.push_back(i);
-          o.feature_names.push_back(header[i]);
-        }
-      continue;
-    }
-    if (fields.size() != header.size())
-      throw std::runtime_error(path + ": line " + std::to_string(lineno) + ": " + std::to_string(fields.size()) +
-                               " fields, the header has " + std::to_string(header.size()));
-    std::vector<std::string> v;
-    for (size_t i : feat_cols) v.push_back(fields[i]);
-    const std::string file = std::filesystem::path(fields[ifile]).filename().string();
-    o.features[file + ":" + fields[ikernel]] = v;
-  }
-}
 
 // Malleable forms for the sweep: from the bundles of a folder (made by `dop bundle`, maybe on another machine),
 // else, in an analysis build, made on the fly (once per program); a runtime-only build without bundles has none.
@@ -217,7 +180,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   }
   if (o.platform_id.empty())
     o.platform_id = (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
-  if (!f.features.empty()) load_features(f.features, o);
+  if (!f.features.empty()) o.features = read_code_feature_table(f.features);
   set_per_kernel(f, o);
   Progress progress;
   std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),

@@ -1,12 +1,13 @@
 // dop sweep: every workload at every configuration of a grid, rows appended to a CSV dataset (docs/dataset.md) as
-// they finish; resumable after a crash or kill -9, shardable, mergeable. Runtime tier.
+// they finish through the dataset module (dop/dataset.hpp); resumable after a crash or kill -9, shardable, mergeable.
+// Runtime tier.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "dop/dataset.hpp"
 #include "dop/runtime.hpp"
 
 namespace dop {
@@ -19,17 +20,16 @@ struct Workload {
 };
 
 struct SweepOptions {
-  std::string out;                 ///< dataset CSV (appended to; created with its header if missing or empty)
-  std::string platform_id;         ///< written into every row
+  std::string out;          ///< dataset CSV (appended to; created with its header if missing or empty)
+  std::string platform_id;  ///< written into every row
   Grid grid;
-  int warmup = 1;                  ///< untimed runs per configuration
-  int repeat = 5;                  ///< timed runs per configuration (median, min, max recorded)
-  bool validate = true;            ///< check the first timed run of every configuration against the reference
+  int warmup = 1;        ///< untimed runs per configuration
+  int repeat = 5;        ///< timed runs per configuration (median, min, max recorded)
+  bool validate = true;  ///< check the first timed run of every configuration against the reference
   ExecutorOptions executor;
-  /// Static code features per kernel, joined into the rows: key "<kernel file name>:<kernel name>" -> ordered
-  /// (name, value) pairs (from `dop features --csv`). Every workload must have an entry when this is non-empty.
-  std::vector<std::string> feature_names;
-  std::map<std::string, std::vector<std::string>> features;
+  /// Static code features per kernel, joined into the rows by code_feature_key (from `dop features --csv`). Every
+  /// workload must have an entry when the table has feature columns.
+  CodeFeatureTable features;
   /// What a workload's kernel adds to `executor`: its malleable GPU form (malleable_source, or malleable_note saying
   /// why there is none; unset: none, the GPU runs unthrottled below 8/8 and the rows say so in gpu_throttled) and
   /// its memory footprint (copy mode then sends slices). An exception makes the workload's rows invalid with its
@@ -48,27 +48,12 @@ struct SweepSummary {
   double setup_s = 0, timed_s = 0, launch_overhead_s = 0, reset_s = 0, validate_s = 0, write_s = 0, wall_s = 0;
 };
 
-/// A text file's contents, gunzipped when it is gzip-compressed (datasets may be stored as DATA.csv.gz). Throws
-/// std::runtime_error naming the file: unreadable, corrupt gzip, or gzip in a build without zlib.
-std::string read_text_file(const std::string& path);
-
-/// The dataset's column names, in order, for a given feature list.
-std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names);
-
-/// Runs the sweep. Rows already in opts.out (same columns) are skipped; a torn last line from a killed run is
-/// truncated first. Throws if opts.out has other columns.
+/// Runs the sweep, writing through a DatasetAppender (dop/dataset.hpp): rows already in opts.out (same columns) are
+/// skipped; a torn last line from a killed run is truncated first. Throws if opts.out has other columns.
 SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selection& devices, const SweepOptions& opts,
                        const SweepProgress& progress = {});
 
 /// Shard I of N: the workloads whose index in name order is I mod N.
 std::vector<Workload> shard(std::vector<Workload> workloads, size_t index, size_t count);
-
-/// Merges datasets with identical columns into `out`: every (platform, workload, configuration) row once (the
-/// first seen wins). Throws naming the file whose columns differ. Returns the number of rows written.
-size_t merge_datasets(const std::vector<std::string>& inputs, const std::string& out);
-
-/// Minimal RFC 4180 CSV helpers shared by the dataset readers.
-std::string csv_escape(const std::string& field);
-std::vector<std::string> csv_split(const std::string& line);
 
 }  // namespace dop

@@ -16,15 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "dop/dataset.hpp"
 #include "dop/predictor.hpp"
 
 namespace dop::train {
 
-/// A dataset that cannot be used; the message names the file, line and column where there is one.
-class DatasetError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A dataset that cannot be used; the message names the file, line and column where there is one. The dataset
+/// module's error (dop/dataset.hpp), which its readers throw.
+using DatasetError = dop::DatasetError;
 
 /// One workload of a dataset: its kernel, launch, code features and its time at every configuration.
 struct Workload {
@@ -59,7 +58,8 @@ struct LoadOptions {
   /// Use only rows of this platform; required when the file holds several.
   std::string platform_id;
   /// Code features to join by kernel name, for a dataset swept without them: `dop features --csv` output (several
-  /// files' outputs may be concatenated; repeated headers are skipped). The dataset must have no code features.
+  /// files' outputs may be concatenated; repeated headers are skipped). The dataset must have no code features; a
+  /// kernel listed twice with other values is refused (DatasetError naming file:line).
   std::string features;
 };
 
@@ -68,14 +68,6 @@ struct LoadOptions {
 /// DatasetError naming file:line:column. Rows with valid = 0 or non-positive times are counted and reported in
 /// `problems`, never used; workloads left without a valid time for every configuration are excluded and reported.
 Dataset load_dataset(const std::string& path, const LoadOptions& options = {});
-
-/// Code features by kernel function name from `dop features --csv` output: kernel -> (keys, values as text).
-/// Throws DatasetError naming file:line for malformed rows and for a kernel listed twice with other values.
-struct FeatureTable {
-  std::vector<std::string> keys;
-  std::map<std::string, std::vector<std::string>> by_kernel;
-};
-FeatureTable load_feature_table(const std::string& path);
 
 /// Indices of all workloads.
 std::vector<size_t> all_workloads(const Dataset& data);

@@ -1,0 +1,173 @@
+// dop datasets as files (docs/dataset.md): the sweep dataset's column schema, the appender `dop sweep` writes
+// through (resumable after a crash or kill -9), the row reader every dataset reader shares (the sweep resuming,
+// merge, the trainer, `dop report`), the code-feature table of `dop features --csv`, merge, and the CSV and file
+// helpers under them. C++17 only (gzip through zlib where the build found it): no OpenCL, no runtime.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dop {
+
+/// A dataset or table that cannot be used; the message names the file, and its line where there is one.
+class DatasetError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// CSV and files
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Minimal RFC 4180 CSV helpers shared by the dataset readers. csv_escape quotes a field that needs it (and turns
+/// newlines into spaces: a row is one line); csv_split splits one line, dropping unquoted carriage returns.
+std::string csv_escape(const std::string& field);
+std::vector<std::string> csv_split(const std::string& line);
+/// One CSV line of `fields`, each escaped, with its newline.
+std::string csv_line(const std::vector<std::string>& fields);
+
+/// A text file's contents, gunzipped when it is gzip-compressed (datasets may be stored as DATA.csv.gz). Throws
+/// DatasetError naming the file: unreadable, corrupt gzip, or gzip in a build without zlib.
+std::string read_text_file(const std::string& path);
+
+/// One data line of a CSV table.
+struct CsvRow {
+  size_t line = 0;                  ///< its line number in the file, from 1
+  std::string text;                 ///< the line as written, without its newline
+  std::vector<std::string> fields;  ///< as many as the header has
+};
+
+/// A CSV table as read: its header (the first line that is not blank; empty for an empty file) and its data rows.
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<CsvRow> rows;
+  /// The torn last line (the file ends inside it: a writer killed mid-line), which is not among `rows`: its line
+  /// number and field count; 0 when there is none.
+  size_t torn_line = 0, torn_fields = 0;
+  /// The index of column `name`; throws DatasetError "PATH:1: no column 'NAME': not WHAT".
+  size_t column(const std::string& name, const std::string& what) const;
+};
+
+/// What the reader does with a last line that has no newline.
+enum class LastLine {
+  keep_whole,  ///< a row when it has the header's field count (a file written by hand), else torn and dropped
+  cut,         ///< torn, always: dropped and cut from the file (a sweep resuming appends the next row after it)
+};
+
+/// Reads a CSV table, plain or gzip-compressed. Blank lines and repeats of the header (files concatenated) are
+/// skipped; a row with another field count than the header's throws DatasetError "PATH:LINE: N fields, the header
+/// has M", except a torn last line (`last`). A missing file is an error (DatasetError naming it). `on_header`, when
+/// given, sees the table as soon as its header is read, before any row: a column check there is what a file of
+/// another kind is refused with.
+CsvTable read_csv_table(const std::string& path, LastLine last = LastLine::keep_whole,
+                        const std::function<void(const CsvTable&)>& on_header = {});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The sweep dataset's schema (docs/dataset.md)
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The dataset's column names, in order, for a given feature list: platform_id, workload, set, kernel, the code
+/// features, the launch block, then the configuration and what was measured at it.
+std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names);
+/// The launch block: work_dim, global_size, local_size, num_groups, global_x/y/z, local_x/y/z.
+const std::vector<std::string>& dataset_launch_columns();
+
+/// A number as the sweep writes it (printf's %.6g: "0.125", "1", "1.5e+07").
+std::string dataset_number(double value);
+/// A row's identity, which a resumed sweep skips and merge keeps once: "PLATFORM|WORKLOAD|CPU,GPU", the
+/// configuration as written.
+std::string dataset_row_key(const std::string& platform_id, const std::string& workload, const std::string& cpu_util,
+                            const std::string& gpu_util);
+
+/// Where the schema's columns are in a dataset's header: the ones its readers use.
+struct DatasetColumns {
+  size_t platform_id = 0, workload = 0, set = 0, kernel = 0;
+  size_t features_begin = 0, features_end = 0;  ///< the code features: the columns between kernel and work_dim
+  size_t launch = 0;                            ///< work_dim; launch + k holds dataset_launch_columns()[k]
+  size_t cpu_util = 0, gpu_util = 0, cpu_cores = 0;
+  size_t time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, valid = 0, error = 0;
+  /// dataset_row_key of a row's fields.
+  std::string row_key(const std::vector<std::string>& fields) const;
+};
+/// Locates them in a table's header. Throws DatasetError naming the file for a missing column ("PATH:1: no column
+/// 'NAME': not a dop sweep dataset ...") and for a launch block out of dataset order.
+DatasetColumns locate_columns(const CsvTable& table);
+
+/// A sweep dataset as read: its table and where the schema's columns are in it.
+struct DatasetTable {
+  CsvTable csv;
+  DatasetColumns columns;
+};
+/// Reads a dataset (read_csv_table), locating its columns as soon as the header is read. An empty file gives an
+/// empty header and no rows.
+DatasetTable read_dataset(const std::string& path);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writing, merging
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Appends rows to a sweep dataset: each row one line written with a single write() (a killed process loses
+/// nothing written), flushed to disk by sync() (which the sweep calls after each workload's rows).
+class DatasetAppender {
+ public:
+  /// Opens `path` for rows of `columns`: creates it with its header when missing or empty; otherwise resumes it:
+  /// cuts a torn last line a killed writer left, and throws std::runtime_error if its header is not `columns`. A
+  /// gzip path (.gz) is refused with std::invalid_argument: a sweep appends to a plain CSV.
+  DatasetAppender(const std::string& path, const std::vector<std::string>& columns);
+  ~DatasetAppender();
+  DatasetAppender(const DatasetAppender&) = delete;
+  DatasetAppender& operator=(const DatasetAppender&) = delete;
+
+  /// The keys (dataset_row_key) of the rows the file held when it was opened: what a resumed sweep skips.
+  const std::set<std::string>& existing() const { return existing_; }
+  /// Appends one row. A row written is in the kernel's page cache: a killed process loses nothing.
+  void append(const std::vector<std::string>& row);
+  /// fdatasync: the rows written also survive a crash of the machine.
+  void sync();
+
+ private:
+  void write_line(const std::string& line);
+  std::string path_;
+  int fd_ = -1;
+  std::set<std::string> existing_;
+};
+
+/// Merges datasets with identical columns into `out`: every (platform, workload, configuration) row once (the
+/// first seen wins; torn last lines are dropped). Throws naming the file whose columns differ. Returns the number of
+/// rows written.
+size_t merge_datasets(const std::vector<std::string>& inputs, const std::string& out);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Code features (`dop features --csv`)
+// ---------------------------------------------------------------------------------------------------------------
+
+/// Static code features per kernel: the table `dop features --csv` writes (columns file, kernel, the features, and
+/// diagnostics, which is no feature). Outputs of several runs may be concatenated: repeated headers are skipped.
+struct CodeFeatureTable {
+  struct Entry {
+    std::string file, kernel;         ///< the kernel file as listed, the kernel function
+    size_t line = 0;                  ///< its line in the table
+    std::vector<std::string> values;  ///< in `names` order, as text (empty: missing)
+  };
+  std::string path;
+  std::vector<std::string> names;  ///< the feature columns, in file order
+  std::vector<Entry> entries;      ///< in file order
+  /// code_feature_key -> index in `entries` (the last listed wins).
+  std::map<std::string, size_t> by_key;
+  /// The entry of code_feature_key `key`, or nullptr.
+  const Entry* find(const std::string& key) const;
+};
+
+/// "<kernel file name without its folders>:<kernel name>": how a sweep joins code features to its workloads.
+std::string code_feature_key(const std::string& kernel_file, const std::string& kernel_name);
+
+/// Reads the table. Throws DatasetError naming the file (and line) when it cannot be read, is empty, lacks the
+/// column 'file' or 'kernel', or has a row with another field count than its header.
+CodeFeatureTable read_code_feature_table(const std::string& path);
+
+}  // namespace dop

@@ -1,0 +1,203 @@
+// The dataset module on its own (dop_dataset only, no OpenCL): the CSV helpers, the column schema, the appender a
+// sweep resumes through (torn last line cut, other columns refused), the row reader (torn lines, malformed rows named
+// by file and line, gzip), merge, and the code-feature table of `dop features --csv`.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "dop/dataset.hpp"
+#include "support.hpp"
+
+namespace {
+
+std::string tmp(const std::string& f) { return std::string(DOP_BINARY_DIR) + "/dataset_test_" + f; }
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string path = tmp(name);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  return path;
+}
+
+// A row of dataset_columns({"mem"}) for workload `w` at configuration (cpu, gpu), valid.
+std::vector<std::string> row(const std::string& w, double cpu, double gpu, const std::string& time = "2.5") {
+  std::vector<std::string> r = {"p", w, "spec", "k", "1"};  // head, feature mem
+  for (const char* x : {"1", "1024", "64", "16", "1024", "1", "1", "64", "1", "1"}) r.push_back(x);  // launch
+  for (const std::string& x :
+       {dop::dataset_number(cpu), dop::dataset_number(gpu), std::string("4"), std::string("8"), std::string("1"), time,
+        time, time, std::string("1"), std::string("8"), std::string("8"), std::string("1"), std::string("1"),
+        std::string("0"), std::string("0"), std::string("0"), std::string("3"), std::string("1"), std::string()})
+    r.push_back(x);
+  return r;
+}
+
+const std::vector<std::string>& columns() {
+  static const std::vector<std::string> c = dop::dataset_columns({"mem"});
+  return c;
+}
+
+std::string dataset_text(const std::vector<std::vector<std::string>>& rows) {
+  std::string text = dop::csv_line(columns());
+  for (const auto& r : rows) text += dop::csv_line(r);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("CSV fields survive escaping and splitting", "[dataset]") {
+  const std::vector<std::string> fields = {"plain", "with,comma", "with \"quotes\"", "", "two\nlines"};
+  const std::string line = dop::csv_line(fields);
+  CHECK(line == "plain,\"with,comma\",\"with \"\"quotes\"\"\",,\"two lines\"\n");
+  const auto back = dop::csv_split(line.substr(0, line.size() - 1));
+  CHECK(back == std::vector<std::string>{"plain", "with,comma", "with \"quotes\"", "", "two lines"});
+  CHECK(dop::csv_split("a,b\r") == std::vector<std::string>{"a", "b"});
+  CHECK(dop::csv_split("") == std::vector<std::string>{""});
+}
+
+TEST_CASE("the schema names the columns in order and locates them in a header", "[dataset]") {
+  const auto plain = dop::dataset_columns({});
+  REQUIRE(plain.size() == 4 + 10 + 19);
+  CHECK(plain[0] == "platform_id");
+  CHECK(plain[3] == "kernel");
+  CHECK(plain[4] == "work_dim");
+  CHECK(plain.back() == "error");
+  CHECK(dop::dataset_launch_columns().size() == 10);
+  CHECK(dop::dataset_number(0.125) == "0.125");
+  CHECK(dop::dataset_number(1) == "1");
+
+  const dop::CsvTable t = dop::read_csv_table(write_text("schema.csv", dataset_text({row("w", 0.5, 0.25)})));
+  const dop::DatasetColumns c = dop::locate_columns(t);
+  CHECK(c.kernel == 3);
+  CHECK(c.features_begin == 4);
+  CHECK(c.features_end == 5);
+  CHECK(c.launch == 5);
+  CHECK(t.header[c.cpu_util] == "cpu_util");
+  CHECK(t.header[c.valid] == "valid");
+  CHECK(c.row_key(t.rows.at(0).fields) == "p|w|0.5,0.25");
+  CHECK(c.row_key(t.rows.at(0).fields) == dop::dataset_row_key("p", "w", dop::dataset_number(0.5), "0.25"));
+
+  // A missing column and a launch block out of order are named with the file.
+  std::string text = dataset_text({});
+  text.replace(text.find(",valid,"), 7, ",okay,");
+  const std::string no_valid = write_text("no_valid.csv", text);
+  CHECK_THROWS_WITH(dop::locate_columns(dop::read_csv_table(no_valid)),
+                    Catch::Contains(no_valid + ":1: no column 'valid'"));
+  text = dataset_text({});
+  text.replace(text.find("work_dim,global_size"), 20, "global_size,work_dim");
+  const std::string swapped = write_text("swapped.csv", text);
+  CHECK_THROWS_WITH(dop::locate_columns(dop::read_csv_table(swapped)),
+                    Catch::Contains(swapped + ":1: the launch columns"));
+  // read_dataset checks the columns before any row: a file of another kind is refused as that.
+  const std::string json = write_text("not_a_dataset.json", "{\n  \"name\": \"saxpy\", \"global\": [1024]\n}\n");
+  CHECK_THROWS_WITH(dop::read_dataset(json), Catch::Contains(json + ":1: no column 'workload'"));
+  const auto d = dop::read_dataset(write_text("dataset.csv", dataset_text({row("w", 1, 1)})));
+  CHECK(d.csv.rows.size() == 1);
+  CHECK(d.columns.valid == c.valid);
+}
+
+TEST_CASE("the row reader drops a torn last line and names a malformed row by file and line", "[dataset]") {
+  const std::string good = dataset_text({row("a", 0, 1), row("b", 1, 0)});
+  // Blank lines and a repeated header (concatenated files) are skipped; line numbers count them.
+  const auto t = dop::read_csv_table(
+      write_text("rows.csv", good + "\n" + dop::csv_line(columns()) + good.substr(good.find('\n') + 1)));
+  REQUIRE(t.rows.size() == 4);
+  CHECK(t.rows[0].line == 2);
+  CHECK(t.rows[2].line == 6);
+  CHECK(t.rows[2].fields[1] == "a");
+  CHECK(t.torn_line == 0);
+
+  // A writer killed mid-line: dropped, reported; a whole row without its newline is a row.
+  const auto torn = dop::read_csv_table(write_text("torn.csv", good + "p,c,spec,k,1,1,10"));
+  CHECK(torn.rows.size() == 2);
+  CHECK(torn.torn_line == 4);
+  CHECK(torn.torn_fields == 7);
+  const std::string whole = good + dop::csv_line(row("c", 1, 1));
+  CHECK(dop::read_csv_table(write_text("whole.csv", whole.substr(0, whole.size() - 1))).rows.size() == 3);
+
+  // A short row before the last line is malformed.
+  const std::string bad = write_text("bad.csv", good + "p,c,spec\n" + dop::csv_line(row("d", 1, 1)));
+  CHECK_THROWS_WITH(dop::read_csv_table(bad), Catch::Contains(bad + ":4: 3 fields, the header has 34"));
+  CHECK_THROWS_WITH(dop::read_csv_table(tmp("missing.csv")), Catch::Contains("missing.csv: cannot be read"));
+  CHECK(dop::read_csv_table(write_text("empty.csv", "")).header.empty());
+}
+
+TEST_CASE("a gzip-compressed dataset reads as the plain one, a truncated one is refused", "[dataset]") {
+  const std::string plain = write_text("gz.csv", dataset_text({row("a", 0, 1), row("b", 1, 0)}));
+  REQUIRE(dop::test::run_command("gzip -c " + plain + " > " + plain + ".gz").rc == 0);
+  REQUIRE(dop::test::run_command("head -c 40 " + plain + ".gz > " + tmp("cut.csv.gz")).rc == 0);
+  try {
+    CHECK(dop::read_text_file(plain + ".gz") == dop::read_text_file(plain));
+  } catch (const dop::DatasetError& e) {  // a build without zlib says so
+    CHECK_THAT(e.what(), Catch::Contains("built without zlib"));
+    return;
+  }
+  CHECK(dop::read_csv_table(plain + ".gz").rows.size() == 2);
+  CHECK_THROWS_WITH(dop::read_text_file(tmp("cut.csv.gz")),
+                    Catch::Contains("cut.csv.gz: truncated gzip data") || Catch::Contains("cut.csv.gz: corrupt gzip"));
+}
+
+TEST_CASE("the appender writes the header once, resumes after a torn line and refuses other columns", "[dataset]") {
+  const std::string path = tmp("append.csv");
+  std::remove(path.c_str());
+  {
+    dop::DatasetAppender out(path, columns());
+    CHECK(out.existing().empty());
+    out.append(row("a", 0, 1));
+    out.sync();
+  }
+  CHECK(dop::test::read_file(path) == dataset_text({row("a", 0, 1)}));
+  // A killed writer left half a line: resuming cuts it from the file and knows the rows before it.
+  { std::ofstream(path, std::ios::app) << "p,b,spec,k"; }
+  {
+    dop::DatasetAppender out(path, columns());
+    CHECK(out.existing() == std::set<std::string>{"p|a|0,1"});
+    out.append(row("b", 1, 0));
+  }
+  CHECK(dop::test::read_file(path) == dataset_text({row("a", 0, 1), row("b", 1, 0)}));
+  // An empty file gets its header.
+  const std::string empty = write_text("append_empty.csv", "");
+  { dop::DatasetAppender out(empty, columns()); }
+  CHECK(dop::test::read_file(empty) == dop::csv_line(columns()));
+
+  CHECK_THROWS_WITH(dop::DatasetAppender(path, dop::dataset_columns({})),
+                    Catch::Contains("append.csv: has other columns than this sweep writes"));
+  CHECK_THROWS_AS(dop::DatasetAppender(path + ".gz", columns()), std::invalid_argument);
+}
+
+TEST_CASE("merge keeps every row once, the first seen, and refuses other columns", "[dataset]") {
+  const std::string a = write_text("merge_a.csv", dataset_text({row("a", 0, 1, "1"), row("b", 0, 1)}));
+  const std::string b = write_text("merge_b.csv", dataset_text({row("a", 0, 1, "9"), row("c", 0, 1)}) + "p,d,sp");
+  const std::string none = write_text("merge_none.csv", "");
+  const std::string out = tmp("merged.csv");
+  CHECK(dop::merge_datasets({a, none, b, a}, out) == 3);
+  CHECK(dop::test::read_file(out) == dataset_text({row("a", 0, 1, "1"), row("b", 0, 1), row("c", 0, 1)}));
+
+  const std::string foreign = write_text("merge_foreign.csv", dop::csv_line(dop::dataset_columns({})));
+  CHECK_THROWS_WITH(dop::merge_datasets({a, foreign}, out), Catch::Contains("merge_foreign.csv: its columns differ"));
+  CHECK_THROWS_WITH(dop::merge_datasets({none}, out), Catch::Contains("every input dataset is empty"));
+  CHECK_THROWS_AS(dop::merge_datasets({}, out), std::invalid_argument);
+}
+
+TEST_CASE("the code-feature table is keyed by kernel file name and kernel", "[dataset]") {
+  const std::string header = "file,kernel,mem,bytes_expr,diagnostics\n";
+  const std::string path =
+      write_text("features.csv", header + "/src/k.cl,saxpy,1,n * 4,\"a, b\"\n" + header + "other/k.cl,gemm,2,,\n");
+  const dop::CodeFeatureTable t = dop::read_code_feature_table(path);
+  CHECK(t.names == std::vector<std::string>{"mem", "bytes_expr"});
+  REQUIRE(t.entries.size() == 2);
+  CHECK(t.entries[1].line == 4);
+  CHECK(dop::code_feature_key("/src/k.cl", "saxpy") == "k.cl:saxpy");
+  const auto* e = t.find(dop::code_feature_key("kernels/k.cl", "saxpy"));
+  REQUIRE(e);
+  CHECK(e->values == std::vector<std::string>{"1", "n * 4"});
+  CHECK(t.find("k.cl:gemm")->values == std::vector<std::string>{"2", ""});
+  CHECK(t.find("k.cl:nope") == nullptr);
+
+  const std::string no_file = write_text("features_nofile.csv", "name,kernel,mem\n");
+  CHECK_THROWS_WITH(dop::read_code_feature_table(no_file), Catch::Contains(no_file + ":1: no column 'file'"));
+  CHECK_THROWS_WITH(dop::read_code_feature_table(write_text("features_empty.csv", "")),
+                    Catch::Contains("features_empty.csv: empty"));
+  const std::string short_row = write_text("features_short.csv", header + "k.cl,saxpy,1\nk.cl,gemm,2,,\n");
+  CHECK_THROWS_WITH(dop::read_code_feature_table(short_row),
+                    Catch::Contains(short_row + ":2: 3 fields, the header has 5"));
+}
