@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "dop/expr.hpp"
 #include "dop/predictor.hpp"
 #include "dop/runtime.hpp"
 
@@ -42,7 +43,7 @@ bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
 std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
                                  const std::map<std::string, int64_t>& env) {
   try {
-    Interval r{pred::evaluate_expr(lo, env), pred::evaluate_expr(hi, env)};
+    Interval r{expr::evaluate(lo, env), expr::evaluate(hi, env)};
     if (r.hi < r.lo) r.hi = r.lo;
     return r;
   } catch (const std::exception&) {
