@@ -12,15 +12,6 @@ namespace dop::pred {
 
 namespace {
 
-struct Scratch {
-  std::vector<float> acc, row;
-};
-
-Scratch& scratch() {
-  thread_local Scratch s;
-  return s;
-}
-
 class WalkScorer final : public Scorer {
  public:
   explicit WalkScorer(Layout layout);
@@ -126,14 +117,14 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
 }
 
 void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) const {
-  Scratch& s = scratch();
+  thread_local std::vector<float> row, sums;  // per thread: feature values, outputs
   const Model& model = layout_.model;
   const size_t C = layout_.configs.size();
   const double groups = double(l.num_groups());
   // Shared feature values, once.
-  s.row.resize(model.features.size());
-  for (const int f : walk_shared_features) s.row[size_t(f)] = layout_.shared_value(f, code, l, groups);
-  const float* x = s.row.data();
+  row.resize(model.features.size());
+  for (const int f : walk_shared_features) row[size_t(f)] = layout_.shared_value(f, code, l, groups);
+  const float* x = row.data();
   // Per level feature k: its levels in increasing value and, for each, the configurations of the levels before it;
   // a sentinel (+inf, all levels) ends each table. The tables' offsets are fixed: walk_level_offset.
   thread_local std::vector<float> value;
@@ -169,8 +160,8 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
     v[L] = std::numeric_limits<float>::infinity();
     pm[L] = p;
   }
-  s.acc.assign(C, model.base_score);
-  float* acc = s.acc.data();
+  sums.assign(C, model.base_score);
+  float* acc = sums.data();
   thread_local std::vector<std::pair<int32_t, uint64_t>> stack;
   stack.resize(walk_max_nodes + 1);
   const WalkNode* nodes = walk_nodes.data();
