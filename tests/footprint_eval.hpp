@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "dop/predictor.hpp"
+#include "dop/expr.hpp"
 
 namespace dop::test {
 
@@ -70,7 +70,7 @@ inline std::string footprint_problem(const nlohmann::ordered_json& kernel, const
     if (!r.is_array() || r.size() != 2) return atom + ": range is not [lo, hi]";
     for (int i = 0; i < 2; ++i) {
       try {
-        dop::pred::evaluate_expr(r.at(size_t(i)).get<std::string>(), values);
+        dop::expr::evaluate(r.at(size_t(i)).get<std::string>(), values);
       } catch (const std::exception& e) {
         return atom + ": range expression '" + r.at(size_t(i)).get<std::string>() + "': " + e.what();
       }

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "dop/expr.hpp"
 #include "dop/features.hpp"
-#include "dop/predictor.hpp"
 
 namespace dop::features {
 
@@ -168,7 +168,7 @@ std::optional<int64_t> TripCount::evaluate(const std::map<std::string, int64_t>&
   if (kind == Kind::constant) return value;
   if (kind == Kind::unknown) return std::nullopt;
   try {
-    return std::max<int64_t>(0, evaluate_expr(expr, values));
+    return std::max<int64_t>(0, expr::evaluate(expr, values));
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }
@@ -241,10 +241,6 @@ std::string to_csv_row(const KernelFeatures& k) {
   }
   r += "," + csv_field(k.global_bytes_per_item_expr);
   return r;
-}
-
-int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values) {
-  return pred::evaluate_expr(expr, values);
 }
 
 }  // namespace dop::features

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "dop/expr.hpp"
 #include "internal.hpp"
 
 namespace dop::train {
@@ -123,7 +124,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
       const auto e = x.exprs.find(f.expr_key);
       if (e == x.exprs.end() || e->second.empty()) continue;
       try {
-        pred::evaluate_expr(e->second, pred::launch_symbols(x.launch));
+        expr::evaluate(e->second, pred::launch_symbols(x.launch));
         used = true;
         break;
       } catch (const std::invalid_argument&) {

@@ -50,7 +50,7 @@ struct TripCount {
   enum class Kind { constant, symbolic, unknown };
   Kind kind = Kind::unknown;
   int64_t value = 0;                 ///< when constant
-  std::string expr;                  ///< when constant or symbolic: integer expression (+ - * / parentheses)
+  std::string expr;                  ///< when constant or symbolic: integer expression (dop/expr.hpp)
   std::vector<std::string> symbols;  ///< the names expr uses, sorted
   /// Trip count for the given symbol values; std::nullopt when unknown or a symbol is missing.
   std::optional<int64_t> evaluate(const std::map<std::string, int64_t>& values) const;
@@ -86,7 +86,7 @@ struct ArgFootprint {
 };
 struct Footprint {
   std::vector<ArgFootprint> args;  ///< in argument order, global and constant pointer arguments only
-  /// Atom name -> [lo, hi] integer expressions (dop::pred::evaluate_expr syntax) over kernel scalar arguments,
+  /// Atom name -> [lo, hi] integer expressions (dop/expr.hpp syntax) over kernel scalar arguments,
   /// launch constants (global_size_d, local_size_d, num_groups_d, global_offset_d, work_dim) and the chunk's
   /// gid_lo_d/gid_hi_d, group_lo_d/group_hi_d. Every atom used in a term has one.
   std::map<std::string, std::pair<std::string, std::string>> ranges;
@@ -183,10 +183,5 @@ std::string to_json(const KernelFeatures& kernel, int indent = 2);
 /// CSV: header "file,kernel,<feature keys>" and one row per kernel.
 std::string csv_header();
 std::string to_csv_row(const KernelFeatures& kernel);
-
-/// Evaluates an integer expression of TripCount::expr / global_bytes_per_item_expr syntax (integers, names,
-/// + - * / with C integer division, parentheses). Throws std::invalid_argument for a syntax error or an unknown name.
-/// The predictor's evaluator (dop::pred::evaluate_expr): one grammar for analysis and launch.
-int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values);
 
 }  // namespace dop::features

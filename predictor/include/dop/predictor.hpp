@@ -144,8 +144,9 @@ struct Model {
   void save(const std::string& path) const;
 };
 
-/// Code features of one kernel by key (as `dop features` writes them), and optional integer expressions for
-/// values that depend on kernel arguments (global_bytes_per_item_expr, ...). NaN means missing.
+/// Code features of one kernel by key (as `dop features` writes them), and optional integer expressions
+/// (dop::expr::evaluate, dop/expr.hpp) for values that depend on kernel arguments (global_bytes_per_item_expr, ...).
+/// NaN means missing.
 struct CodeFeatures {
   std::map<std::string, double> values;
   std::map<std::string, std::string> exprs;
@@ -153,13 +154,7 @@ struct CodeFeatures {
 /// Kernel scalar argument values by name, for the symbols of code-feature expressions.
 using ArgValues = std::map<std::string, int64_t>;
 
-/// Evaluates an integer expression of `dop features` syntax: integers, names (`s.n` for members), + - * / (C
-/// integer division), unary minus, parentheses (nested at most 200 deep). Names are looked up in `values`; throws
-/// std::invalid_argument for a syntax error, an unknown name, a division by zero or an overflow. The one evaluator
-/// of these expressions: dop features uses it too, so that a size means the same in analysis and at launch.
-int64_t evaluate_expr(const std::string& expr, const std::map<std::string, int64_t>& values);
-
-/// The symbols a launch defines for expressions: global_size_0..2, local_size_0..2, num_groups_0..2,
+/// The symbols a launch defines for expressions (dop/expr.hpp): global_size_0..2, local_size_0..2, num_groups_0..2,
 /// global_offset_0..2 (0), work_dim.
 std::map<std::string, int64_t> launch_symbols(const LaunchShape& launch);
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "dop/footprint.hpp"
-#include "dop/predictor.hpp"
+#include "dop/expr.hpp"
 
 namespace dop {
 
@@ -41,7 +41,7 @@ bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
 std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
                                  const std::map<std::string, int64_t>& env) {
   try {
-    Interval r{pred::evaluate_expr(lo, env), pred::evaluate_expr(hi, env)};
+    Interval r{expr::evaluate(lo, env), expr::evaluate(hi, env)};
     if (r.hi < r.lo) r.hi = r.lo;
     return r;
   } catch (const std::exception&) {

@@ -1,0 +1,85 @@
+// The predictor's scoring backends (not installed): one interface, one file per backend, one factory.
+//
+// A backend computes the model's output for every configuration of the grid for one launch decision. The
+// configurations of one decision share their code and launch features; the other features depend on the CPU level
+// only (cpu_util, cpu_cores, cpu_waves, ...) or on the GPU level only (gpu_util, ...). The fast backends use that
+// structure instead of walking every tree once per configuration:
+//
+//   bitvector.cpp  tree ensembles of trees with at most 64 leaves (or grids of more than 64 configurations): the
+//                  QuickScorer bit vectors
+//   walk.cpp       tree ensembles with larger trees: one walk of all configurations together
+//   linear.cpp     linear models: each factor once per decision or once per level
+//   reference.cpp  any model: one full feature vector and one tree walk per configuration (features of both levels,
+//                  and the tests' check of the others)
+//
+// All of them give bit-identical outputs: tree leaves are summed in tree order in float, as XGBoost does.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "dop/predictor.hpp"
+#include "internal.hpp"
+
+namespace dop::pred {
+
+/// Where each input of a model comes from and how it varies over the grid, computed once per model: what every
+/// backend needs to compute a feature's value for a decision (shared by its configurations) or for one level.
+struct Layout {
+  explicit Layout(const Model& model);
+
+  const Model& model;
+  std::vector<Config> configs;               // Model::configs()
+  std::vector<int> builtin;                  // per feature: builtin id, -1 for code features
+  std::vector<int> code_index;               // per feature: index into the code vector, -1 for builtins
+  std::vector<Axis> axis;                    // per feature
+  std::vector<size_t> cpu_level, gpu_level;  // per configuration: its level indices
+  std::vector<double> level_cores;           // CPU cores at each CPU level (cpu_cores_of, computed once)
+
+  /// The value of feature f, one that the configurations share (Axis::none).
+  float shared_value(int f, const double* code, const LaunchShape& l, double groups) const {
+    const int id = builtin[size_t(f)];
+    return id < 0 ? static_cast<float>(code[code_index[size_t(f)]])
+                  : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
+  }
+  Config level_config(Axis a, size_t level) const {
+    return a == Axis::cpu ? Config{model.cpu_levels[level], 0} : Config{0, model.gpu_levels[level]};
+  }
+  size_t levels(Axis a) const { return a == Axis::cpu ? model.cpu_levels.size() : model.gpu_levels.size(); }
+  /// builtin_value(id, l, groups, platform, level_config(a, level)) for the builtins of one level, without
+  /// recomputing the configuration's core count (the same arithmetic, so the same values).
+  double level_value(int id, const LaunchShape& l, double groups, Axis a, size_t level) const;
+};
+
+/// One scoring backend, compiled from a model when the Predictor is made.
+class Scorer {
+ public:
+  virtual ~Scorer() = default;
+  /// out[c]: the model's output for configuration c (Model::configs() order); code in code-feature order.
+  virtual void scores(const double* code, const LaunchShape& launch, double* out) const = 0;
+};
+
+/// The fastest backend that can evaluate `model` (which must outlive it).
+std::unique_ptr<Scorer> make_scorer(const Model& model);
+
+// The backends (the factory picks one).
+std::unique_ptr<Scorer> make_bitvector_scorer(Layout layout);
+std::unique_ptr<Scorer> make_walk_scorer(Layout layout);
+std::unique_ptr<Scorer> make_linear_scorer(Layout layout);
+std::unique_ptr<Scorer> make_reference_scorer(const Model& model);
+
+/// The reference evaluation: one full feature vector (feature_vector) and one row_output per configuration.
+void reference_scores(const Model& model, const std::vector<Config>& configs, const double* code,
+                      const LaunchShape& launch, double* out);
+/// The model's output for one explicit feature vector (Model::features order), as XGBoost would compute it.
+double row_output(const Model& model, const float* x);
+
+/// A linear model's standardised factor: (t(x) - mean) / scale, t = log1p or the identity; 0 for a missing x.
+inline double factor_value(float x, bool log1p, double mean, double scale) {
+  const double v = double(x);
+  return std::isnan(v) ? 0.0 : ((log1p ? std::log1p(std::max(v, 0.0)) : v) - mean) / scale;
+}
+
+}  // namespace dop::pred
