@@ -28,23 +28,6 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
   for (double c : model.cpu_levels) level_cores.push_back(cpu_cores_of(c, model.platform.cpu_units));
 }
 
-double Layout::level_value(int id, const LaunchShape& l, double groups, Axis a, size_t level) const {
-  switch (id) {
-    case kGroupsPerCpuCore: {
-      const double k = level_cores[level];
-      return k > 0 ? groups / k : 0;
-    }
-    case kCpuWaves: {
-      const double k = level_cores[level];
-      return k > 0 ? std::ceil(groups / k) : 0;
-    }
-    case kGpuItemsPerUnit:
-      return double(l.global_size()) * model.gpu_levels[level] / double(std::max(1, model.platform.gpu_units));
-    default:
-      return builtin_value(id, l, groups, model.platform, level_config(a, level));
-  }
-}
-
 namespace {
 
 // A feature that depends on both levels (no model the trainer makes has one) leaves only the reference backend.

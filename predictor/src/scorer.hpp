@@ -49,8 +49,24 @@ struct Layout {
   }
   size_t levels(Axis a) const { return a == Axis::cpu ? model.cpu_levels.size() : model.gpu_levels.size(); }
   /// builtin_value(id, l, groups, platform, level_config(a, level)) for the builtins of one level, without
-  /// recomputing the configuration's core count (the same arithmetic, so the same values).
-  double level_value(int id, const LaunchShape& l, double groups, Axis a, size_t level) const;
+  /// recomputing the configuration's core count (the same arithmetic, so the same values). Inline: the backends
+  /// call it for every level of every level feature of a decision.
+  double level_value(int id, const LaunchShape& l, double groups, Axis a, size_t level) const {
+    switch (id) {
+      case kGroupsPerCpuCore: {
+        const double k = level_cores[level];
+        return k > 0 ? groups / k : 0;
+      }
+      case kCpuWaves: {
+        const double k = level_cores[level];
+        return k > 0 ? std::ceil(groups / k) : 0;
+      }
+      case kGpuItemsPerUnit:
+        return double(l.global_size()) * model.gpu_levels[level] / double(std::max(1, model.platform.gpu_units));
+      default:
+        return builtin_value(id, l, groups, model.platform, level_config(a, level));
+    }
+  }
 };
 
 /// One scoring backend, compiled from a model when the Predictor is made.
