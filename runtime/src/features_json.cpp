@@ -4,56 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-<<<<<<< HEAD
 #include "dop/executor.hpp"
-=======
-#include "dop/expr.hpp"
->>>>>>> predictor
 #include "dop/predictor.hpp"
 
 namespace dop {
 
 using json = nlohmann::json;
-<<<<<<< HEAD
-=======
-using i128 = __int128;
-
-const json* find_footprint(const json& j) {
-  if (!j.is_object()) return nullptr;
-  if (j.contains("footprint")) return &j["footprint"];
-  if (j.contains("features") && j["features"].is_object() && j["features"].contains("footprint"))
-    return &j["features"]["footprint"];
-  if (j.contains("kernels") && j["kernels"].is_array() && j["kernels"].size() == 1)
-    return find_footprint(j["kernels"][0]);
-  return nullptr;
-}
-
-struct Interval {
-  i128 lo, hi;
-};
-constexpr i128 kLimit = i128(1) << 62;  // beyond this a range is useless (and products could overflow)
-
-Interval mul(const Interval& a, const Interval& b) {
-  const i128 c[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
-  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
-}
-bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
-
-// An atom's range; an atom whose range cannot be evaluated (a float argument, a name this launch lacks) leaves the
-// arguments that use it unbounded. An empty range (a loop that does not run) becomes its low end: a safe stand-in.
-std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
-                                 const std::map<std::string, int64_t>& env) {
-  try {
-    Interval r{expr::evaluate(lo, env), expr::evaluate(hi, env)};
-    if (r.hi < r.lo) r.hi = r.lo;
-    return r;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
->>>>>>> predictor
 
 pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
                                            const std::string& kernel) {
