@@ -6,6 +6,7 @@
 #include <set>
 
 #include "dop/spec.hpp"
+#include "dop/run_single.hpp"
 
 using namespace dop;
 

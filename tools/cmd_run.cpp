@@ -11,6 +11,7 @@
 #include "stats.hpp"
 #include "dop/bundle.hpp"
 #include "dop/predictor.hpp"
+#include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
 #if DOP_ANALYSIS
 #include "dop/transform.hpp"

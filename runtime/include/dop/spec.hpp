@@ -1,5 +1,6 @@
 // Workload specs (docs/spec.md): a kernel, its arguments with deterministic initialisation, the launch shape, which
-// buffers are outputs, and an optional CPU reference. Runtime tier.
+// buffers are outputs, and an optional CPU reference. Runtime tier, without OpenCL (library dop_spec): a plain run of
+// a spec on one device is dop/run_single.hpp.
 #pragma once
 
 #include <algorithm>
@@ -15,8 +16,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include "dop/cl.hpp"
 
 namespace dop {
 
@@ -195,14 +194,6 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
 
 /// Reads the kernel source named by the spec; throws SpecError naming the spec and the file.
 std::string read_kernel_source(const Spec& spec);
-
-/// Runs a spec once on one device (plain launch, no co-execution), returning the arguments after the run (outputs
-/// read back) and the kernel time. Throws cl::Error / cl::BuildError / SpecError with names.
-struct SingleRun {
-  std::vector<ArgData> args;
-  double kernel_ms = 0;
-};
-SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id device);
 
 /// Runs the registered reference of a spec on freshly initialised args; throws SpecError if it has none.
 std::vector<ArgData> run_reference(const Spec& spec);
