@@ -6,14 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "code_features.hpp"
 #include "commands.hpp"
-#include "stats.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
+#include "stats.hpp"
 
 namespace dop::cli {
 
@@ -44,20 +43,25 @@ void run_split(const SplitFlags& f) {
   nlohmann::json report{{"config", to_string(cfg)}, {"repeat", f.repeat}, {"cpu", sel.cpu->id},
                         {"gpu", sel.gpu->id}, {"gpu_name", sel.gpu->name}, {"workloads", nlohmann::json::array()}};
   std::vector<double> ratios, cold_ratios;
-  // Footprints from bundles: copies are slices; the dynamic run is then also measured with whole copies.
-  std::map<std::string, std::pair<std::string, Bundle>> bundles;
-  if (!f.bundles.empty()) bundles = load_bundle_dir(f.bundles);
+  // The kernels' forms from bundles (not from the source: what is measured stays what the bundles give): with a
+  // footprint copies are slices, and the dynamic run is then also measured with whole copies.
+  KernelFormsOptions fo;
+  if (!f.bundles.empty()) fo.bundle_dirs = {f.bundles};
+  const KernelFormsResolver forms(fo);
   std::printf("%-34s %10s %10s %6s %10s %10s %8s %8s %10s %9s %10s %8s\n", "workload", "dynamic", "best-stat", "split",
               "cpu-only", "gpu-only", "dyn/best", "dyn-cpu%", "dyn-cold", "cold/best", "dyn-whole", "MB-h2d");
   for (const auto& path : f.specs) {
     const Spec spec = load_spec(path);
     const std::string source = read_kernel_source(spec);
     ExecutorOptions so = opt;
-    const auto b = bundles.find(bundle_key(spec));
-    if (b != bundles.end()) so.footprint = parse_footprint(b->second.second.features_json, b->second.first);
+    apply_forms(forms.resolve(kernel_source(spec, source)), so);
     Executor ex(spec, source, sel, so);
     std::unique_ptr<Executor> whole;  // the same without footprint
-    if (!so.footprint.empty()) whole = std::make_unique<Executor>(spec, source, sel, opt);
+    if (!so.footprint.empty()) {
+      ExecutorOptions wo = so;
+      wo.footprint = {};
+      whole = std::make_unique<Executor>(spec, source, sel, wo);
+    }
     ExecutorOptions co = so;  // every launch cold: what a kernel launched once gets
     co.warm_start = false;
     Executor cold(spec, source, sel, co);

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "code_features.hpp"
 #include "commands.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
@@ -87,9 +87,13 @@ void run_predict(const PredictFlags& f) {
       throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
     }
   }
-  const pred::CodeFeatures code = f.features.empty()
-                                      ? code_features_from_source(read_text(f.source), f.source, f.kernel, f.build_options)
-                                      : code_features_from_json(read_text(f.features), f.features, f.kernel);
+  KernelFormsOptions fo;  // the code features from the source: the analysis tier's
+  fo.provider = analysis_forms_provider();
+  fo.wanted.malleable = false;
+  const pred::CodeFeatures code =
+      f.features.empty()
+          ? KernelFormsResolver(fo).resolve({read_text(f.source), f.kernel, f.build_options, f.source}).code_features()
+          : code_features_from_json(read_text(f.features), f.features, f.kernel);
   const auto& m = p.model();
   std::string origin = f.features.empty() ? f.source : f.features;
   pred::Decision d;

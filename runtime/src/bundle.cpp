@@ -141,18 +141,6 @@ Bundle load_bundle(const std::string &path) {
   return parse_bundle(s.str(), path);
 }
 
-std::vector<std::string> kernel_arg_names(const Bundle &b) {
-  std::vector<std::string> names;
-  const auto j = nlohmann::ordered_json::parse(b.features_json.empty() ? std::string("null") : b.features_json,
-                                               nullptr, false);
-  if (!j.is_object() || !j.contains("args") || !j["args"].is_array()) return names;
-  for (const auto &a : j["args"]) {
-    if (!a.is_object() || !a.contains("name") || !a["name"].is_string()) return {};
-    names.push_back(a["name"].get<std::string>());
-  }
-  return names;
-}
-
 void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,
                           const std::string &kernel, const std::string &build_options) {
   if (b.kernel != kernel)

@@ -46,9 +46,6 @@ Bundle load_bundle(const std::string &path);
 /// Every bundle (*.json) of a folder, as (path, bundle), in path order. Throws BundleError naming the folder when it
 /// is not one, or the file when a bundle cannot be read.
 std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string &dir);
-/// The kernel's argument names in order, from the bundle's features (empty when it has none): what footprints and
-/// size expressions call the arguments.
-std::vector<std::string> kernel_arg_names(const Bundle &b);
 /// Checks that a bundle belongs to a launch of `kernel` from `source` with
 /// `build_options`; throws BundleError naming `path` and the difference.
 void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,
