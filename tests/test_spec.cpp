@@ -5,8 +5,8 @@
 #include <fstream>
 #include <set>
 
-#include "dop/spec.hpp"
 #include "dop/run_single.hpp"
+#include "dop/spec.hpp"
 
 using namespace dop;
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.hpp"
 #include "dop/bundle.hpp"
@@ -36,8 +36,8 @@ struct RunFlags {
 };
 
 nlohmann::json device_json(const DeviceStats& d) {
-  return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups}, {"work_items", d.work_items},
-          {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
+  return {{"device", d.device}, {"units", d.units},     {"work_groups", d.work_groups}, {"work_items", d.work_items},
+          {"chunks", d.chunks}, {"busy_ms", d.busy_ms}, {"finish_ms", d.finish_ms}};
 }
 
 void run(const RunFlags& f) {
@@ -105,9 +105,9 @@ void run(const RunFlags& f) {
   nlohmann::json auto_info;
   if (f.auto_config) {
     const auto& model = opt.model->predictor->model();
-    auto_info = {{"model", f.model},         {"type", model.type},           {"platform_id", model.platform.id},
-                 {"output", model.output},   {"predicted", last.predicted},  {"cpu_util", cfg.cpu},
-                 {"gpu_util", cfg.gpu},      {"local_size", ex.local_size()}};
+    auto_info = {{"model", f.model},       {"type", model.type},           {"platform_id", model.platform.id},
+                 {"output", model.output}, {"predicted", last.predicted},  {"cpu_util", cfg.cpu},
+                 {"gpu_util", cfg.gpu},    {"local_size", ex.local_size()}};
   }
   std::vector<double> totals;
   for (const auto& r : results) totals.push_back(r.total_ms);
@@ -120,13 +120,16 @@ void run(const RunFlags& f) {
     const auto plain = run_single(spec, source, plain_dev);
     const auto cmp = compare_outputs(spec, args, plain.args);
     valid = cmp.ok;
-    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id}, {"ok", cmp.ok}, {"mismatches", cmp.mismatches},
-                  {"max_abs_err", cmp.max_abs_err}, {"first_mismatch", cmp.first},
+    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id},
+                  {"ok", cmp.ok},
+                  {"mismatches", cmp.mismatches},
+                  {"max_abs_err", cmp.max_abs_err},
+                  {"first_mismatch", cmp.first},
                   {"tolerance", {{"rel", spec.tolerance.rel}, {"abs", spec.tolerance.abs}}}};
     if (!spec.reference.empty() && find_reference(spec.reference)) {
       const auto ref = compare_outputs(spec, args, run_reference(spec));
-      validation["reference"] = {{"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches},
-                                 {"first_mismatch", ref.first}};
+      validation["reference"] = {
+          {"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches}, {"first_mismatch", ref.first}};
       valid = valid && ref.ok;
     }
   }
@@ -142,15 +145,22 @@ void run(const RunFlags& f) {
                      {"memory", memory_mode_name(last.memory)},
                      {"note", last.note},
                      {"repeat", f.repeat},
-                     {"time_ms", {{"median", median(totals)},
-                                  {"min", *std::min_element(totals.begin(), totals.end())},
-                                  {"max", *std::max_element(totals.begin(), totals.end())},
-                                  {"all", totals}}},
-                     {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
-                               {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms},
-                               {"h2d_bytes", last.h2d_bytes}, {"d2h_bytes", last.d2h_bytes},
-                               {"warm", last.warm}, {"start_cpu_share", last.start_cpu_share},
-                               {"balanced_cpu_share", last.balanced_cpu_share}}}};
+                     {"time_ms",
+                      {{"median", median(totals)},
+                       {"min", *std::min_element(totals.begin(), totals.end())},
+                       {"max", *std::max_element(totals.begin(), totals.end())},
+                       {"all", totals}}},
+                     {"last",
+                      {{"cpu", device_json(last.cpu)},
+                       {"gpu", device_json(last.gpu)},
+                       {"h2d_ms", last.h2d_ms},
+                       {"d2h_ms", last.d2h_ms},
+                       {"merge_ms", last.merge_ms},
+                       {"h2d_bytes", last.h2d_bytes},
+                       {"d2h_bytes", last.d2h_bytes},
+                       {"warm", last.warm},
+                       {"start_cpu_share", last.start_cpu_share},
+                       {"balanced_cpu_share", last.balanced_cpu_share}}}};
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
@@ -160,8 +170,8 @@ void run(const RunFlags& f) {
                   auto_info["type"].get<std::string>().c_str(), f.model.c_str(), cfg.cpu, cfg.gpu,
                   auto_info["output"].get<std::string>() == "score" ? "ranking score" : "predicted performance",
                   auto_info["predicted"].get<double>());
-    std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu,
-                cfg.gpu, last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
+    std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu, cfg.gpu,
+                last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
                 memory_mode_name(last.memory));
     if (!last.note.empty()) std::printf("  note: %s\n", last.note.c_str());
     std::printf("  time: median %.3f ms, min %.3f, max %.3f over %zu run(s)\n", median(totals),

@@ -6,7 +6,8 @@ namespace dop {
 SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id device) {
   auto ctx = cl::create_context({device});
   auto q = cl::create_queue(ctx, device);
-  auto prog = cl::build_program(ctx, {device}, source, spec.build_options, spec.kernel_file.empty() ? spec.name : spec.kernel_file);
+  auto prog = cl::build_program(ctx, {device}, source, spec.build_options,
+                                spec.kernel_file.empty() ? spec.name : spec.kernel_file);
   auto k = cl::create_kernel(prog, spec.kernel_name);
   cl_uint nargs = 0;
   cl::check(clGetKernelInfo(k.get(), CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, nullptr), "clGetKernelInfo");
@@ -23,8 +24,9 @@ SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id d
     switch (a.kind) {
       case ArgKind::buffer: {
         const cl_mem_flags acc = a.access == Access::read ? CL_MEM_READ_ONLY
-                                 : a.access == Access::write ? CL_MEM_READ_WRITE  // write-only buffers still get their init
-                                                             : CL_MEM_READ_WRITE;
+                                 : a.access == Access::write
+                                     ? CL_MEM_READ_WRITE  // write-only buffers still get their init
+                                     : CL_MEM_READ_WRITE;
         bufs[i] = cl::create_buffer(ctx, acc | CL_MEM_COPY_HOST_PTR, a.bytes(), r.args[i].data());
         cl_mem m = bufs[i].get();
         cl::set_arg(k, idx, sizeof(cl_mem), &m);
