@@ -58,7 +58,9 @@ KernelForms forms_from_source(const FormsProvider& provider, const KernelSource&
     try {
       set_features(f, provider.features_json(k), k.file, k.kernel);
     } catch (const std::exception& e) {
+      f.features_json = "null";
       f.footprint = {};
+      f.arg_names.clear();
       f.no_code = e.what();
     }
   } else {
