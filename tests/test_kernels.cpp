@@ -12,6 +12,7 @@
 
 #include "dop/cl.hpp"
 #include "dop/kernels.hpp"
+#include "dop/run_single.hpp"
 #include "dop/spec.hpp"
 
 using namespace dop;

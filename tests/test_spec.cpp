@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "dop/run_single.hpp"
 #include "dop/spec.hpp"
 
 using namespace dop;

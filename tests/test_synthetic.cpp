@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dop/cl.hpp"
+#include "dop/run_single.hpp"
 #include "dop/spec.hpp"
 #include "dop/synthetic.hpp"
 #include "support.hpp"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dop/cl.hpp"
+#include "dop/run_single.hpp"
 #include "dop/spec.hpp"
 #include "dop/synthetic.hpp"
 

@@ -13,6 +13,7 @@
 
 #include "dop/bundle.hpp"
 #include "dop/kernels.hpp"
+#include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
 #include "dop/transform.hpp"
 #include "support.hpp"

@@ -6,14 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "code_features.hpp"
 #include "commands.hpp"
-#include "stats.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
+#include "stats.hpp"
 
 namespace dop::cli {
 
@@ -41,23 +40,29 @@ void run_split(const SplitFlags& f) {
   const Config cfg = parse_config(f.config);
   ExecutorOptions opt;
   opt.memory = parse_memory_mode(f.memory);
-  nlohmann::json report{{"config", to_string(cfg)}, {"repeat", f.repeat}, {"cpu", sel.cpu->id},
-                        {"gpu", sel.gpu->id}, {"gpu_name", sel.gpu->name}, {"workloads", nlohmann::json::array()}};
+  nlohmann::json report{{"config", to_string(cfg)},  {"repeat", f.repeat},
+                        {"cpu", sel.cpu->id},        {"gpu", sel.gpu->id},
+                        {"gpu_name", sel.gpu->name}, {"workloads", nlohmann::json::array()}};
   std::vector<double> ratios, cold_ratios;
-  // Footprints from bundles: copies are slices; the dynamic run is then also measured with whole copies.
-  std::map<std::string, std::pair<std::string, Bundle>> bundles;
-  if (!f.bundles.empty()) bundles = load_bundle_dir(f.bundles);
+  // The kernels' forms from bundles (not from the source: what is measured stays what the bundles give): with a
+  // footprint copies are slices, and the dynamic run is then also measured with whole copies.
+  KernelFormsOptions fo;
+  if (!f.bundles.empty()) fo.bundle_dirs = {f.bundles};
+  const KernelFormsResolver forms(fo);
   std::printf("%-34s %10s %10s %6s %10s %10s %8s %8s %10s %9s %10s %8s\n", "workload", "dynamic", "best-stat", "split",
               "cpu-only", "gpu-only", "dyn/best", "dyn-cpu%", "dyn-cold", "cold/best", "dyn-whole", "MB-h2d");
   for (const auto& path : f.specs) {
     const Spec spec = load_spec(path);
     const std::string source = read_kernel_source(spec);
     ExecutorOptions so = opt;
-    const auto b = bundles.find(bundle_key(spec));
-    if (b != bundles.end()) so.footprint = parse_footprint(b->second.second.features_json, b->second.first);
+    apply_forms(forms.resolve(kernel_source(spec, source)), so);
     Executor ex(spec, source, sel, so);
     std::unique_ptr<Executor> whole;  // the same without footprint
-    if (!so.footprint.empty()) whole = std::make_unique<Executor>(spec, source, sel, opt);
+    if (!so.footprint.empty()) {
+      ExecutorOptions wo = so;
+      wo.footprint = {};
+      whole = std::make_unique<Executor>(spec, source, sel, wo);
+    }
     ExecutorOptions co = so;  // every launch cold: what a kernel launched once gets
     co.warm_start = false;
     Executor cold(spec, source, sel, co);
@@ -77,7 +82,8 @@ void run_split(const SplitFlags& f) {
       dyn.push_back(d.total_ms);
       dyn_warm.push_back(d.warm ? 1 : 0);
       dyn_h2d.push_back(double(d.h2d_bytes) / 1e6);
-      if (!compare_outputs(spec, args, reference).ok) throw std::runtime_error(path + ": dynamic run gave wrong output");
+      if (!compare_outputs(spec, args, reference).ok)
+        throw std::runtime_error(path + ": dynamic run gave wrong output");
       reset_writable(cold_args, initial);
       dyn_cold.push_back(cold.launch(cold_args, cfg).total_ms);
       if (r == 0 && !compare_outputs(spec, cold_args, reference).ok)
@@ -108,11 +114,20 @@ void run_split(const SplitFlags& f) {
                 spec.name.c_str(), dm, bm, shares[best] * 100, 100 - shares[best] * 100, median(stat.back()),
                 median(stat.front()), dm / bm, 100 * median(dyn_cpu_share), cm, cm / bm, whole_ms, median(dyn_h2d));
     std::fflush(stdout);
-    nlohmann::json w{{"workload", spec.name}, {"spec", path}, {"dynamic_ms", dyn}, {"dynamic_median_ms", dm},
-                     {"dynamic_cpu_share_median", median(dyn_cpu_share)}, {"best_static_cpu_share", shares[best]},
-                     {"best_static_median_ms", bm}, {"ratio", dm / bm}, {"static", nlohmann::json::array()},
-                     {"footprint", !so.footprint.empty()}, {"dynamic_h2d_mb_median", median(dyn_h2d)},
-                     {"dynamic_warm", dyn_warm}, {"dynamic_cold_ms", dyn_cold}, {"dynamic_cold_median_ms", cm},
+    nlohmann::json w{{"workload", spec.name},
+                     {"spec", path},
+                     {"dynamic_ms", dyn},
+                     {"dynamic_median_ms", dm},
+                     {"dynamic_cpu_share_median", median(dyn_cpu_share)},
+                     {"best_static_cpu_share", shares[best]},
+                     {"best_static_median_ms", bm},
+                     {"ratio", dm / bm},
+                     {"static", nlohmann::json::array()},
+                     {"footprint", !so.footprint.empty()},
+                     {"dynamic_h2d_mb_median", median(dyn_h2d)},
+                     {"dynamic_warm", dyn_warm},
+                     {"dynamic_cold_ms", dyn_cold},
+                     {"dynamic_cold_median_ms", cm},
                      {"cold_ratio", cm / bm}};
     if (whole) w["dynamic_whole_copies_ms"] = dyn_whole, w["dynamic_whole_copies_median_ms"] = median(dyn_whole);
     for (size_t k = 0; k < shares.size(); ++k)
@@ -121,8 +136,8 @@ void run_split(const SplitFlags& f) {
     if (!f.out.empty()) write_report(report, f.out);  // after every workload: a cut-off run keeps what it measured
   }
   const double med = median(ratios), cold_med = median(cold_ratios);
-  std::printf("median dynamic / best static over %zu workloads: %.3f (warm starts), %.3f (cold)\n", ratios.size(),
-              med, cold_med);
+  std::printf("median dynamic / best static over %zu workloads: %.3f (warm starts), %.3f (cold)\n", ratios.size(), med,
+              cold_med);
   report["median_ratio"] = med;
   report["median_cold_ratio"] = cold_med;
   if (!f.out.empty()) write_report(report, f.out);

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "code_features.hpp"
 #include "commands.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
@@ -87,9 +87,13 @@ void run_predict(const PredictFlags& f) {
       throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
     }
   }
-  const pred::CodeFeatures code = f.features.empty()
-                                      ? code_features_from_source(read_text(f.source), f.source, f.kernel, f.build_options)
-                                      : code_features_from_json(read_text(f.features), f.features, f.kernel);
+  KernelFormsOptions fo;  // the code features from the source: the analysis tier's
+  fo.provider = analysis_forms_provider();
+  fo.wanted.malleable = false;
+  const pred::CodeFeatures code =
+      f.features.empty()
+          ? KernelFormsResolver(fo).resolve({read_text(f.source), f.kernel, f.build_options, f.source}).code_features()
+          : code_features_from_json(read_text(f.features), f.features, f.kernel);
   const auto& m = p.model();
   std::string origin = f.features.empty() ? f.source : f.features;
   pred::Decision d;
@@ -102,8 +106,8 @@ void run_predict(const PredictFlags& f) {
   }
   const char* what = m.output == "score" ? "ranking score" : "predicted normalised performance";
   if (f.json) {
-    json j = {{"model", f.model},     {"type", m.type},           {"platform_id", m.platform.id},
-              {"kernel", f.kernel},   {"launch", launch.str()},   {"cpu_util", d.config.cpu},
+    json j = {{"model", f.model},         {"type", m.type},           {"platform_id", m.platform.id},
+              {"kernel", f.kernel},       {"launch", launch.str()},   {"cpu_util", d.config.cpu},
               {"gpu_util", d.config.gpu}, {"predicted", d.predicted}, {"output", m.output}};
     json all = json::array();
     const auto cfgs = m.configs();
@@ -157,13 +161,15 @@ json dataset_json(const train::Dataset& d) {
 }
 
 void print_dataset(const train::Dataset& d) {
-  std::printf("dataset %s: platform %s, %zu workloads x %zu configurations (%zu rows; %zu invalid rows, %zu "
-              "workloads excluded), %zu code features\n",
-              d.path.c_str(), d.platform_id.c_str(), d.workloads.size(), d.configs.size(), d.rows, d.invalid_rows,
-              d.excluded_workloads, d.code_keys.size());
+  std::printf(
+      "dataset %s: platform %s, %zu workloads x %zu configurations (%zu rows; %zu invalid rows, %zu "
+      "workloads excluded), %zu code features\n",
+      d.path.c_str(), d.platform_id.c_str(), d.workloads.size(), d.configs.size(), d.rows, d.invalid_rows,
+      d.excluded_workloads, d.code_keys.size());
   if (d.code_keys.empty())
-    std::printf("note: no code features in the dataset (sweep with --features): the model sees launch features "
-                "and the configuration only\n");
+    std::printf(
+        "note: no code features in the dataset (sweep with --features): the model sees launch features "
+        "and the configuration only\n");
 }
 
 void run_train(const TrainFlags& f) {
@@ -249,7 +255,8 @@ void run_eval(const EvalFlags& f) {
     throw pred::ModelError(f.model + ": " + x.what());
   }
   if (f.json) {
-    json out = {{"model", f.model}, {"dataset", dataset_json(d)}, {"evaluation", json::parse(train::evaluation_json(e))}};
+    json out = {
+        {"model", f.model}, {"dataset", dataset_json(d)}, {"evaluation", json::parse(train::evaluation_json(e))}};
     std::cout << out.dump(2) << "\n";
     return;
   }
@@ -277,8 +284,9 @@ void add_models(CLI::App& app) {
     cmd->add_option("--platform", f->platform, "Platform record (dop characterize): GPU compute units");
     cmd->add_option("--gpu-units", f->gpu_units, "GPU compute units for the derived features (overrides --platform)");
     cmd->add_option("--platform-id", f->platform_id, "Use the rows of this platform (datasets with several)");
-    cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output) into "
-                                               "a dataset swept without them");
+    cmd->add_option("--features", f->features,
+                    "Join code features by kernel name (dop features --csv output) into "
+                    "a dataset swept without them");
     cmd->add_flag("--no-derived", f->no_derived, "Without the derived launch features (waves, groups per unit)");
     cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
     cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
@@ -302,7 +310,8 @@ void add_models(CLI::App& app) {
                                              " a DoP model: this dop was built without it");
     cmd->allow_extras();
     cmd->callback([name] {
-      throw std::runtime_error(std::string("dop ") + name + " needs the analysis tier (XGBoost, Eigen): build with "
+      throw std::runtime_error(std::string("dop ") + name +
+                               " needs the analysis tier (XGBoost, Eigen): build with "
                                "-DDOP_ANALYSIS=ON (./setup.sh)");
     });
   }
@@ -313,8 +322,9 @@ void add_models(CLI::App& app) {
     cmd->add_option("--model", f->model, "Model file (dop-model/1)")->required();
     cmd->add_option("source", f->source, "Kernel source (.cl); its code features are extracted (analysis tier)");
     cmd->add_option("--kernel", f->kernel, "Kernel name (needed when the source or features file has several)");
-    cmd->add_option("--features", f->features, "Code features instead of a source: `dop features --json` output "
-                                               "or a flat JSON object");
+    cmd->add_option("--features", f->features,
+                    "Code features instead of a source: `dop features --json` output "
+                    "or a flat JSON object");
     cmd->add_option("--global", f->global, "Global size X[,Y[,Z]]")->required();
     cmd->add_option("--local", f->local, "Local size A[,B[,C]]")->required();
     cmd->add_option("--arg", f->args, "NAME=INTEGER: a kernel scalar argument for symbolic features; repeatable");

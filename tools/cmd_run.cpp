@@ -3,18 +3,16 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "code_features.hpp"
 #include "commands.hpp"
-#include "stats.hpp"
 #include "dop/bundle.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
+#include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
-#if DOP_ANALYSIS
-#include "dop/transform.hpp"
-#endif
+#include "stats.hpp"
 
 namespace dop::cli {
 
@@ -38,8 +36,8 @@ struct RunFlags {
 };
 
 nlohmann::json device_json(const DeviceStats& d) {
-  return {{"device", d.device},   {"units", d.units},       {"work_groups", d.work_groups}, {"work_items", d.work_items},
-          {"chunks", d.chunks},   {"busy_ms", d.busy_ms},   {"finish_ms", d.finish_ms}};
+  return {{"device", d.device}, {"units", d.units},     {"work_groups", d.work_groups}, {"work_items", d.work_items},
+          {"chunks", d.chunks}, {"busy_ms", d.busy_ms}, {"finish_ms", d.finish_ms}};
 }
 
 void run(const RunFlags& f) {
@@ -50,90 +48,69 @@ void run(const RunFlags& f) {
   opt.memory = parse_memory_mode(f.memory);
   opt.malleable_at_full = f.malleable_at_full;
   opt.warm_start = !f.cold;
-  // The kernel's static features (code features for --auto, the memory footprint for copies): from the bundle, or
-  // in an analysis build from the source, analysed only when something needs them: copies are sliced in copy mode
-  // (auto resolves to it for a GPU that does not share host memory).
-  const bool may_slice = opt.memory == MemoryMode::copy ||
-                         (opt.memory == MemoryMode::automatic && sel.gpu && !sel.gpu->host_unified_memory);
-  std::string features_json, features_origin = f.bundle;
-  std::optional<Bundle> bundle;
-  if (!f.bundle.empty()) {
-    bundle = load_bundle(f.bundle);  // made by `dop bundle` (maybe on another machine)
-    check_bundle_matches(*bundle, f.bundle, source, spec.kernel_name, spec.build_options);
-    features_json = bundle->features_json;
-  } else if (f.auto_config || may_slice) {
-#if DOP_HAVE_FEATURES
-    try {
-      features_json = kernel_features_json(source, spec.kernel_file, spec.kernel_name, spec.build_options);
-      features_origin = spec.kernel_file;
-    } catch (const std::exception&) {
-      if (f.auto_config) throw;  // without --auto the copies just stay whole
-    }
-#else
-    if (f.auto_config) code_features_from_source(source, spec.kernel_file, spec.kernel_name, spec.build_options);
-#endif
-  }
-  if (!features_json.empty() && features_json != "null")
-    opt.footprint = parse_footprint(features_json, features_origin);
-  if (!f.malleable.empty()) {
-    Spec m = spec;
-    m.kernel_file = f.malleable;
-    opt.malleable_source = read_kernel_source(m);
-  } else if (bundle) {
-    opt.malleable_source = bundle->malleable_source;
-    opt.malleable_note = bundle->malleable_note;
-  } else {
-#if DOP_ANALYSIS
-    // Analysis build: make the malleable form on the fly, so that throttled configurations really throttle.
-    const auto m = transform::make_malleable(source, spec.kernel_file, spec.kernel_name, spec.build_options);
-    opt.malleable_source = m.source;
-    opt.malleable_note = m.reason;
-#else
-    opt.malleable_note = "no malleable form (runtime-only build: give one with --bundle or --malleable)";
-#endif
-  }
   if (f.auto_config) {
     if (f.model.empty()) throw std::invalid_argument("--auto needs --model MODEL.json (dop train)");
     pred::PredictorOptions po;
     po.platform_id = f.platform_id;
     AutoModel m;
     m.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(f.model, po));
-    m.code = code_features_from_json(features_json, features_origin, spec.kernel_name);
     opt.model = std::move(m);
+  }
+  // The kernel's forms: from the bundle (made by `dop bundle`, maybe on another machine), or in an analysis build
+  // from the source. Its features are analysed only when something needs them: the code features for --auto, the
+  // memory footprint when copies may be sliced (copy mode; auto resolves to it for a GPU that does not share host
+  // memory).
+  const KernelSource kernel = kernel_source(spec, source);
+  KernelForms forms;
+  if (!f.bundle.empty()) {
+    forms = forms_from_bundle(load_bundle(f.bundle), f.bundle, kernel);
+  } else {
+    KernelFormsOptions fo;
+    fo.provider = analysis_forms_provider();
+    fo.wanted.malleable = f.malleable.empty();
+    fo.wanted.features = f.auto_config || opt.memory == MemoryMode::copy ||
+                         (opt.memory == MemoryMode::automatic && sel.gpu && !sel.gpu->host_unified_memory);
+    forms = KernelFormsResolver(fo).resolve(kernel);
+  }
+  apply_forms(forms, opt);
+  if (!f.malleable.empty()) {
+    Spec m = spec;
+    m.kernel_file = f.malleable;
+    opt.malleable_source = read_kernel_source(m);
+    opt.malleable_note.clear();
   }
   Executor ex(spec, source, sel, opt);
 
   const std::vector<ArgData> initial = make_args(spec);
   std::vector<ArgData> args = ex.place(initial);  // where the executor runs them in place (its SVM, in svm mode)
-  // The model decides with the launch shape the executor runs (its own local size where the spec leaves it open).
-  nlohmann::json auto_info;
-  Config cfg;
-  if (f.auto_config) {
-    pred::Decision d;
+  // --auto: the model decides every launch (launch_auto), with the launch shape the executor runs (its own local
+  // size where the spec leaves it open).
+  const Config manual = f.auto_config ? Config{} : parse_config(f.config);
+  auto launch = [&]() {
+    if (!f.auto_config) return ex.launch(args, manual);
     try {
-      d = ex.decide(args);
+      return ex.launch_auto(args);
     } catch (const pred::ModelError& e) {
       throw pred::ModelError(f.model + ": " + e.what());
     }
-    cfg = d.config;
-    const auto& model = opt.model->predictor->model();
-    auto local = ex.local_size();
-    auto_info = {{"model", f.model},  {"type", model.type},        {"platform_id", model.platform.id},
-                 {"output", model.output}, {"predicted", d.predicted}, {"cpu_util", d.config.cpu},
-                 {"gpu_util", d.config.gpu}, {"local_size", local}};
-  } else {
-    cfg = parse_config(f.config);
-  }
-
+  };
   std::vector<LaunchResult> results;
   for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
     reset_writable(args, initial);
-    auto r = ex.launch(args, cfg);
+    auto r = launch();
     if (f.repeat == 1 || i > 0) results.push_back(r);
+  }
+  const LaunchResult& last = results.back();
+  const Config cfg = last.config;
+  nlohmann::json auto_info;
+  if (f.auto_config) {
+    const auto& model = opt.model->predictor->model();
+    auto_info = {{"model", f.model},       {"type", model.type},           {"platform_id", model.platform.id},
+                 {"output", model.output}, {"predicted", last.predicted},  {"cpu_util", cfg.cpu},
+                 {"gpu_util", cfg.gpu},    {"local_size", ex.local_size()}};
   }
   std::vector<double> totals;
   for (const auto& r : results) totals.push_back(r.total_ms);
-  const LaunchResult& last = results.back();
 
   nlohmann::json validation;
   bool valid = true;
@@ -143,13 +120,16 @@ void run(const RunFlags& f) {
     const auto plain = run_single(spec, source, plain_dev);
     const auto cmp = compare_outputs(spec, args, plain.args);
     valid = cmp.ok;
-    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id}, {"ok", cmp.ok}, {"mismatches", cmp.mismatches},
-                  {"max_abs_err", cmp.max_abs_err}, {"first_mismatch", cmp.first},
+    validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id},
+                  {"ok", cmp.ok},
+                  {"mismatches", cmp.mismatches},
+                  {"max_abs_err", cmp.max_abs_err},
+                  {"first_mismatch", cmp.first},
                   {"tolerance", {{"rel", spec.tolerance.rel}, {"abs", spec.tolerance.abs}}}};
     if (!spec.reference.empty() && find_reference(spec.reference)) {
       const auto ref = compare_outputs(spec, args, run_reference(spec));
-      validation["reference"] = {{"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches},
-                                 {"first_mismatch", ref.first}};
+      validation["reference"] = {
+          {"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches}, {"first_mismatch", ref.first}};
       valid = valid && ref.ok;
     }
   }
@@ -165,15 +145,22 @@ void run(const RunFlags& f) {
                      {"memory", memory_mode_name(last.memory)},
                      {"note", last.note},
                      {"repeat", f.repeat},
-                     {"time_ms", {{"median", median(totals)},
-                                  {"min", *std::min_element(totals.begin(), totals.end())},
-                                  {"max", *std::max_element(totals.begin(), totals.end())},
-                                  {"all", totals}}},
-                     {"last", {{"cpu", device_json(last.cpu)}, {"gpu", device_json(last.gpu)},
-                               {"h2d_ms", last.h2d_ms}, {"d2h_ms", last.d2h_ms}, {"merge_ms", last.merge_ms},
-                               {"h2d_bytes", last.h2d_bytes}, {"d2h_bytes", last.d2h_bytes},
-                               {"warm", last.warm}, {"start_cpu_share", last.start_cpu_share},
-                               {"balanced_cpu_share", last.balanced_cpu_share}}}};
+                     {"time_ms",
+                      {{"median", median(totals)},
+                       {"min", *std::min_element(totals.begin(), totals.end())},
+                       {"max", *std::max_element(totals.begin(), totals.end())},
+                       {"all", totals}}},
+                     {"last",
+                      {{"cpu", device_json(last.cpu)},
+                       {"gpu", device_json(last.gpu)},
+                       {"h2d_ms", last.h2d_ms},
+                       {"d2h_ms", last.d2h_ms},
+                       {"merge_ms", last.merge_ms},
+                       {"h2d_bytes", last.h2d_bytes},
+                       {"d2h_bytes", last.d2h_bytes},
+                       {"warm", last.warm},
+                       {"start_cpu_share", last.start_cpu_share},
+                       {"balanced_cpu_share", last.balanced_cpu_share}}}};
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
@@ -183,8 +170,8 @@ void run(const RunFlags& f) {
                   auto_info["type"].get<std::string>().c_str(), f.model.c_str(), cfg.cpu, cfg.gpu,
                   auto_info["output"].get<std::string>() == "score" ? "ranking score" : "predicted performance",
                   auto_info["predicted"].get<double>());
-    std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu,
-                cfg.gpu, last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
+    std::printf("%s at cpu %.3g, gpu %.3g: %d CPU cores, GPU %d/%d%s, memory %s\n", spec.name.c_str(), cfg.cpu, cfg.gpu,
+                last.cpu_cores, last.gpu_alloc, last.gpu_mod, last.gpu_throttled ? " (malleable)" : "",
                 memory_mode_name(last.memory));
     if (!last.note.empty()) std::printf("  note: %s\n", last.note.c_str());
     std::printf("  time: median %.3f ms, min %.3f, max %.3f over %zu run(s)\n", median(totals),

@@ -8,14 +8,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "code_features.hpp"
 #include "commands.hpp"
-#include "dop/bundle.hpp"
 #include "dop/dataset.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/sweep.hpp"
-#if DOP_ANALYSIS
-#include "dop/transform.hpp"
-#endif
 #include "workloads.hpp"
 
 namespace dop::cli {
@@ -80,60 +76,21 @@ class Progress {
   double last_pct_ = -100, last_t_ = 0;
 };
 
-// Malleable forms for the sweep: from the bundles of a folder (made by `dop bundle`, maybe on another machine),
-// else, in an analysis build, made on the fly (once per program); a runtime-only build without bundles has none.
+// The kernels' forms for the sweep (malleable form, footprint): from the bundles of a folder (made by `dop bundle`,
+// maybe on another machine), else, in an analysis build, made from the source (once per program); a runtime-only
+// build without bundles has none.
 void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
-  if (!f.bundles.empty()) {
-    // A corrupt bundle stops the sweep before it starts, named.
-    auto by_kernel = std::make_shared<std::map<std::string, std::pair<std::string, Bundle>>>(load_bundle_dir(f.bundles));
-    std::fprintf(stderr, "sweep: %zu kernel bundles from %s\n", by_kernel->size(), f.bundles.c_str());
-    const std::string dir = f.bundles;
-    // Footprints parsed once per bundle.
-    auto footprints = std::make_shared<std::map<std::string, Footprint>>();
-    for (const auto& [key, pb] : *by_kernel) (*footprints)[key] = parse_footprint(pb.second.features_json, pb.first);
-    o.per_kernel = [by_kernel, footprints, dir](const Workload& w, ExecutorOptions& eo) {
-      const std::string key = bundle_key(w.spec);
-      const auto it = by_kernel->find(key);
-      if (it == by_kernel->end()) {
-        eo.malleable_note = "no bundle for kernel " + key + " in " + dir;
-        return;
-      }
-      check_bundle_matches(it->second.second, it->second.first, w.source, w.spec.kernel_name, w.spec.build_options);
-      eo.malleable_source = it->second.second.malleable_source;
-      eo.malleable_note = it->second.second.malleable_note;
-      eo.footprint = footprints->at(key);
-    };
-    return;
-  }
-#if DOP_ANALYSIS
-  struct Forms {
-    std::string source, note;
-    Footprint footprint;
+  KernelFormsOptions fo;
+  if (!f.bundles.empty())
+    fo.bundle_dirs = {f.bundles};  // a corrupt bundle stops the sweep before it starts, named
+  else
+    fo.provider = analysis_forms_provider();
+  auto forms = std::make_shared<const KernelFormsResolver>(fo);
+  if (!f.bundles.empty())
+    std::fprintf(stderr, "sweep: %zu kernel bundles from %s\n", forms->bundles().size(), f.bundles.c_str());
+  o.per_kernel = [forms](const Workload& w, ExecutorOptions& eo) {
+    apply_forms(forms->resolve(kernel_source(w.spec, w.source)), eo);
   };
-  auto cache = std::make_shared<std::map<std::string, Forms>>();
-  o.per_kernel = [cache](const Workload& w, ExecutorOptions& eo) {
-    const std::string key = w.spec.kernel_name + "\n" + w.spec.build_options + "\n" + w.source;
-    auto it = cache->find(key);
-    if (it == cache->end()) {
-      const auto m = transform::make_malleable(w.source, w.spec.kernel_file, w.spec.kernel_name, w.spec.build_options);
-      Forms f{m.source, m.reason, {}};
-      try {  // no footprint: copies stay whole
-        f.footprint = parse_footprint(
-            kernel_features_json(w.source, w.spec.kernel_file, w.spec.kernel_name, w.spec.build_options),
-            w.spec.kernel_file);
-      } catch (const std::exception&) {
-      }
-      it = cache->emplace(key, std::move(f)).first;
-    }
-    eo.malleable_source = it->second.source;
-    eo.malleable_note = it->second.note;
-    eo.footprint = it->second.footprint;
-  };
-#else
-  o.per_kernel = [](const Workload&, ExecutorOptions& eo) {
-    eo.malleable_note = "no malleable form (runtime-only build: give --bundles DIR)";
-  };
-#endif
 }
 
 void run_sweep_cmd(const SweepFlags& f) {

@@ -3,9 +3,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
 
+namespace dop {
+class FormsProvider;  // dop/kernel_forms.hpp
+}
+
 namespace dop::cli {
+
+/// The analysis tier's kernel-forms provider (dop::transform::forms_provider(): malleable forms and features made
+/// from the source), nullptr in a runtime-only build (dop.cpp).
+std::shared_ptr<const FormsProvider> analysis_forms_provider();
 
 /// --cpu / --gpu device selection flags shared by the subcommands that touch devices.
 struct DeviceFlags {

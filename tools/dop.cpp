@@ -4,11 +4,23 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/kernels.hpp"
 #include "dop/synthetic.hpp"
 #include "dop_version.hpp"
+#if DOP_ANALYSIS
+#include "dop/transform.hpp"
+#endif
 
 namespace dop::cli {
+std::shared_ptr<const FormsProvider> analysis_forms_provider() {
+#if DOP_ANALYSIS
+  return transform::forms_provider();
+#else
+  return nullptr;
+#endif
+}
+
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--cpu", flags.cpu,
                   "CPU device: an id from `dop devices` (pocl:0), a platform key (pocl), or none [env DOP_CPU]");

@@ -31,8 +31,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dop/bundle.hpp"
 #include "dop/cl.hpp"
+#include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
 #include "dop/spec.hpp"
 
@@ -213,7 +213,7 @@ struct DopState {
   dop::Config config;
   bool auto_config = false;  // DOP_CONFIG=auto: the model (DOP_MODEL) decides every launch
   std::shared_ptr<const dop::pred::Predictor> predictor;
-  std::vector<std::pair<std::string, dop::Bundle>> bundles;  // DOP_BUNDLES: (file, bundle)
+  std::unique_ptr<dop::KernelFormsResolver> forms;  // the kernels' forms, from the bundles of DOP_BUNDLES
   dop::MemoryMode memory = dop::MemoryMode::automatic;
   // An executor and the host copies of its arguments (reused across launches: no allocation, no page faults).
   struct Entry {
@@ -238,8 +238,10 @@ void initialise(DopState& s) {
     const char* cfg = std::getenv("DOP_CONFIG");
     // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
     // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
+    dop::KernelFormsOptions fo;
     const char* dir = std::getenv("DOP_BUNDLES");
-    if (dir && *dir) s.bundles = dop::load_bundle_folder(dir);
+    if (dir && *dir) fo.bundle_dirs = {dir};
+    s.forms = std::make_unique<dop::KernelFormsResolver>(fo);
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
@@ -421,37 +423,21 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     if (!e) {
       dop::ExecutorOptions opt;
       opt.memory = s.memory;
-      opt.malleable_note = "no bundle of this kernel in DOP_BUNDLES: no malleable form";
-      const std::pair<std::string, dop::Bundle>* bundle = nullptr;
-      for (const auto& b : s.bundles) {
-        try {
-          dop::check_bundle_matches(b.second, b.first, *plan.source, plan.kernel_name, plan.options);
-          bundle = &b;
-          break;
-        } catch (const dop::BundleError&) {
-        }
-      }
-      if (bundle) {
-        // The bundle's argument names: its footprint and the model's size expressions use them.
-        const auto names = dop::kernel_arg_names(bundle->second);
-        if (names.size() == spec.args.size())
-          for (size_t i = 0; i < names.size(); ++i) spec.args[i].name = names[i];
-        opt.malleable_source = bundle->second.malleable_source;
-        opt.malleable_note = bundle->second.malleable_note;
-        opt.footprint = dop::parse_footprint(bundle->second.features_json, bundle->first);
-      }
+      const dop::KernelForms forms = s.forms->resolve({*plan.source, plan.kernel_name, plan.options, {}});
+      // The kernel's argument names: its footprint and the model's size expressions use them.
+      if (forms.arg_names.size() == spec.args.size())
+        for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
       if (s.auto_config) {
-        if (!bundle) {
-          s.failed[key] = "DOP_CONFIG=auto: no bundle of kernel '" + plan.kernel_name +
-                          "' (its source and build options) in DOP_BUNDLES for the model's code features";
+        if (!forms.code) {
+          s.failed[key] = "DOP_CONFIG=auto: " + forms.no_code;
           throw std::runtime_error(s.failed[key]);
         }
         dop::AutoModel m;
         m.predictor = s.predictor;
-        m.code = dop::code_features_from_json(bundle->second.features_json, bundle->first, plan.kernel_name);
-        m.kernel_id = bundle->first + ":" + plan.kernel_name;
+        m.kernel_id = forms.origin + ":" + plan.kernel_name;
         opt.model = std::move(m);
       }
+      dop::apply_forms(forms, opt);
       auto fresh = std::make_shared<DopState::Entry>();
       fresh->exec = std::make_unique<dop::Executor>(spec, *plan.source, s.sel, opt);
       fresh->args = fresh->exec->make_args();  // in the executor's SVM under DOP_MEMORY=svm

@@ -16,7 +16,7 @@ namespace {
 
 // FNV-1a 64: detects bundles edited or damaged after they were made (not a
 // security measure).
-std::string checksum(const std::string &s) {
+std::string checksum(const std::string& s) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) {
     h ^= c;
@@ -27,15 +27,15 @@ std::string checksum(const std::string &s) {
   return buf;
 }
 
-[[noreturn]] void fail(const std::string &path, const std::string &what) { throw BundleError(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw BundleError(path + ": " + what); }
 
-const nlohmann::ordered_json &field(const nlohmann::ordered_json &j, const char *key,
-                                    nlohmann::ordered_json::value_t type, const std::string &path,
-                                    const std::string &where) {
+const nlohmann::ordered_json& field(const nlohmann::ordered_json& j, const char* key,
+                                    nlohmann::ordered_json::value_t type, const std::string& path,
+                                    const std::string& where) {
   if (!j.is_object() || !j.contains(key)) fail(path, "missing field '" + where + key + "'");
-  const auto &v = j.at(key);
+  const auto& v = j.at(key);
   if (v.type() != type) {
-    const char *want = type == nlohmann::ordered_json::value_t::string ? "a string" : "an object";
+    const char* want = type == nlohmann::ordered_json::value_t::string ? "a string" : "an object";
     fail(path, "field '" + where + key + "' must be " + want + ", found " + v.type_name());
   }
   return v;
@@ -43,11 +43,11 @@ const nlohmann::ordered_json &field(const nlohmann::ordered_json &j, const char 
 
 }  // namespace
 
-std::string bundle_to_json(const Bundle &b) {
+std::string bundle_to_json(const Bundle& b) {
   nlohmann::ordered_json features;
   try {
     features = nlohmann::ordered_json::parse(b.features_json.empty() ? std::string("null") : b.features_json);
-  } catch (const nlohmann::ordered_json::exception &e) {
+  } catch (const nlohmann::ordered_json::exception& e) {
     throw BundleError("bundle of kernel '" + b.kernel + "': the features are not JSON (" + e.what() + ")");
   }
   nlohmann::ordered_json malleable = {
@@ -67,12 +67,12 @@ std::string bundle_to_json(const Bundle &b) {
   return j.dump(2) + "\n";
 }
 
-Bundle parse_bundle(const std::string &text, const std::string &path) {
+Bundle parse_bundle(const std::string& text, const std::string& path) {
   using vt = nlohmann::ordered_json::value_t;
   nlohmann::ordered_json j;
   try {
     j = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::ordered_json::parse_error &e) {
+  } catch (const nlohmann::ordered_json::parse_error& e) {
     fail(path, std::string("not a valid JSON bundle (") + e.what() + ")");
   }
   if (!j.is_object()) fail(path, "not a dop bundle (the top level is not a JSON object)");
@@ -85,13 +85,13 @@ Bundle parse_bundle(const std::string &text, const std::string &path) {
     fail(path, "not a dop bundle (format '" + format + "', expected " + Bundle::format + ")");
   }
   Bundle b;
-  const auto &k = field(j, "kernel", vt::object, path, "");
+  const auto& k = field(j, "kernel", vt::object, path, "");
   b.file = field(k, "file", vt::string, path, "kernel.").get<std::string>();
   b.kernel = field(k, "name", vt::string, path, "kernel.").get<std::string>();
   b.build_options = field(k, "options", vt::string, path, "kernel.").get<std::string>();
   if (b.kernel.empty()) fail(path, "field 'kernel.name' is empty");
   b.source = field(j, "source", vt::string, path, "").get<std::string>();
-  const auto &m = field(j, "malleable", vt::object, path, "");
+  const auto& m = field(j, "malleable", vt::object, path, "");
   if (!m.contains("source")) fail(path, "missing field 'malleable.source'");
   if (!m["source"].is_null() && !m["source"].is_string())
     fail(path, std::string("field 'malleable.source' must be a string or null, found ") + m["source"].type_name());
@@ -99,7 +99,7 @@ Bundle parse_bundle(const std::string &text, const std::string &path) {
   b.malleable_note = field(m, "note", vt::string, path, "malleable.").get<std::string>();
   if (j.contains("made_by") && j["made_by"].is_string()) b.made_by = j["made_by"].get<std::string>();
   b.features_json = j.contains("features") ? j["features"].dump() : "null";
-  const auto &sums = field(j, "checksums", vt::object, path, "");
+  const auto& sums = field(j, "checksums", vt::object, path, "");
   if (field(sums, "source", vt::string, path, "checksums.").get<std::string>() != checksum(b.source))
     fail(path, "the source of kernel '" + b.kernel +
                    "' does not match its checksum (the bundle was changed or "
@@ -117,7 +117,7 @@ Bundle parse_bundle(const std::string &text, const std::string &path) {
   return b;
 }
 
-void save_bundle(const Bundle &b, const std::string &path) {
+void save_bundle(const Bundle& b, const std::string& path) {
   const std::string text = bundle_to_json(b);
   const std::string tmp = path + ".tmp";
   {
@@ -133,7 +133,7 @@ void save_bundle(const Bundle &b, const std::string &path) {
   }
 }
 
-Bundle load_bundle(const std::string &path) {
+Bundle load_bundle(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw BundleError(path + ": cannot read the bundle");
   std::ostringstream s;
@@ -141,20 +141,8 @@ Bundle load_bundle(const std::string &path) {
   return parse_bundle(s.str(), path);
 }
 
-std::vector<std::string> kernel_arg_names(const Bundle &b) {
-  std::vector<std::string> names;
-  const auto j = nlohmann::ordered_json::parse(b.features_json.empty() ? std::string("null") : b.features_json,
-                                               nullptr, false);
-  if (!j.is_object() || !j.contains("args") || !j["args"].is_array()) return names;
-  for (const auto &a : j["args"]) {
-    if (!a.is_object() || !a.contains("name") || !a["name"].is_string()) return {};
-    names.push_back(a["name"].get<std::string>());
-  }
-  return names;
-}
-
-void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,
-                          const std::string &kernel, const std::string &build_options) {
+void check_bundle_matches(const Bundle& b, const std::string& path, const std::string& source,
+                          const std::string& kernel, const std::string& build_options) {
   if (b.kernel != kernel)
     throw BundleError(path + ": the bundle is for kernel '" + b.kernel + "', the spec runs kernel '" + kernel + "'");
   if (b.source != source)
@@ -165,15 +153,15 @@ void check_bundle_matches(const Bundle &b, const std::string &path, const std::s
                       build_options + "'");
 }
 
-std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string &dir) {
+std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) throw BundleError("bundle folder '" + dir + "' is not a folder");
   std::vector<std::string> paths;
-  for (const auto &e : std::filesystem::directory_iterator(dir))
+  for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".json") paths.push_back(e.path().string());
   std::sort(paths.begin(), paths.end());
   std::vector<std::pair<std::string, Bundle>> out;
-  for (const auto &p : paths) out.emplace_back(p, load_bundle(p));
+  for (const auto& p : paths) out.emplace_back(p, load_bundle(p));
   return out;
 }
 

@@ -26,11 +26,11 @@ struct TypeRow {
   size_t size;
   bool is_float;
 };
-constexpr TypeRow kTypes[] = {
-    {ElemType::i8, "char", 1, false},   {ElemType::u8, "uchar", 1, false},  {ElemType::i16, "short", 2, false},
-    {ElemType::u16, "ushort", 2, false}, {ElemType::i32, "int", 4, false},   {ElemType::u32, "uint", 4, false},
-    {ElemType::i64, "long", 8, false},   {ElemType::u64, "ulong", 8, false}, {ElemType::f32, "float", 4, true},
-    {ElemType::f64, "double", 8, true}};
+constexpr TypeRow kTypes[] = {{ElemType::i8, "char", 1, false},   {ElemType::u8, "uchar", 1, false},
+                              {ElemType::i16, "short", 2, false}, {ElemType::u16, "ushort", 2, false},
+                              {ElemType::i32, "int", 4, false},   {ElemType::u32, "uint", 4, false},
+                              {ElemType::i64, "long", 8, false},  {ElemType::u64, "ulong", 8, false},
+                              {ElemType::f32, "float", 4, true},  {ElemType::f64, "double", 8, true}};
 const TypeRow& row(ElemType t) { return kTypes[static_cast<int>(t)]; }
 }  // namespace
 
@@ -40,7 +40,8 @@ bool is_float(ElemType t) { return row(t).is_float; }
 ElemType parse_type(const std::string& name) {
   for (const auto& r : kTypes)
     if (name == r.name) return r.t;
-  throw SpecError("unknown type '" + name + "' (expected one of char uchar short ushort int uint long ulong float double)");
+  throw SpecError("unknown type '" + name +
+                  "' (expected one of char uchar short ushort int uint long ulong float double)");
 }
 
 size_t Spec::global_items() const {
@@ -112,9 +113,7 @@ class Parser {
     Init in;
     if (!v.is_object()) fail(field, "must be an object");
     const std::string fill = v.contains("fill") ? str(v["fill"], field + ".fill") : "zero";
-    auto opt_num = [&](const char* k, double def) {
-      return v.contains(k) ? num(v[k], field + "." + k) : def;
-    };
+    auto opt_num = [&](const char* k, double def) { return v.contains(k) ? num(v[k], field + "." + k) : def; };
     auto seed = [&] { return v.contains("seed") ? uint(v["seed"], field + ".seed", false) : uint64_t(0); };
     if (fill == "zero") {
       in.fill = Init::Fill::zero;
@@ -178,7 +177,8 @@ class Parser {
     } else if (kind == "scalar") {
       a.kind = ArgKind::scalar;
       a.value = num(require(v, "value", f), f + ".value");
-      if (!is_float(a.type) && a.value != std::floor(a.value)) fail(f + ".value", "must be an integer for type " + std::string(type_name(a.type)));
+      if (!is_float(a.type) && a.value != std::floor(a.value))
+        fail(f + ".value", "must be an integer for type " + std::string(type_name(a.type)));
     } else if (kind == "local") {
       a.kind = ArgKind::local;
       a.count = uint(require(v, "count", f), f + ".count", true);
@@ -225,8 +225,8 @@ Spec parse_spec(const std::string& text, const std::string& path) {
   if (j.contains("local") && !j["local"].is_null()) {
     s.local = p.dims(j["local"], "local");
     if (s.local.size() != s.global.size())
-      p.fail("local", "has " + std::to_string(s.local.size()) + " dimensions, global has " +
-                          std::to_string(s.global.size()));
+      p.fail("local",
+             "has " + std::to_string(s.local.size()) + " dimensions, global has " + std::to_string(s.global.size()));
     for (size_t i = 0; i < s.global.size(); ++i)
       if (s.global[i] % s.local[i] != 0)
         p.fail("", "local[" + std::to_string(i) + "] = " + std::to_string(s.local[i]) + " does not divide global[" +
@@ -342,42 +342,88 @@ uint64_t splitmix64(uint64_t x) {
 // construction; out-of-range integer values wrap as in OpenCL's convert_* without saturation).
 void store(ArgData& a, ElemType t, size_t i, double v) {
   switch (t) {
-    case ElemType::i8: a.as<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
-    case ElemType::u8: a.as<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int64_t>(v)); break;
-    case ElemType::i16: a.as<int16_t>()[i] = static_cast<int16_t>(static_cast<int64_t>(v)); break;
-    case ElemType::u16: a.as<uint16_t>()[i] = static_cast<uint16_t>(static_cast<int64_t>(v)); break;
-    case ElemType::i32: a.as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v)); break;
-    case ElemType::u32: a.as<uint32_t>()[i] = static_cast<uint32_t>(static_cast<int64_t>(v)); break;
-    case ElemType::i64: a.as<int64_t>()[i] = static_cast<int64_t>(v); break;
-    case ElemType::u64: a.as<uint64_t>()[i] = v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v); break;
-    case ElemType::f32: a.as<float>()[i] = static_cast<float>(v); break;
-    case ElemType::f64: a.as<double>()[i] = v; break;
+    case ElemType::i8:
+      a.as<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::u8:
+      a.as<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::i16:
+      a.as<int16_t>()[i] = static_cast<int16_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::u16:
+      a.as<uint16_t>()[i] = static_cast<uint16_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::i32:
+      a.as<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::u32:
+      a.as<uint32_t>()[i] = static_cast<uint32_t>(static_cast<int64_t>(v));
+      break;
+    case ElemType::i64:
+      a.as<int64_t>()[i] = static_cast<int64_t>(v);
+      break;
+    case ElemType::u64:
+      a.as<uint64_t>()[i] = v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+      break;
+    case ElemType::f32:
+      a.as<float>()[i] = static_cast<float>(v);
+      break;
+    case ElemType::f64:
+      a.as<double>()[i] = v;
+      break;
   }
 }
 
 void store_u64(ArgData& a, ElemType t, size_t i, uint64_t v) {
   switch (t) {
-    case ElemType::i8: case ElemType::u8: a.as<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-    case ElemType::i16: case ElemType::u16: a.as<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-    case ElemType::i32: case ElemType::u32: a.as<uint32_t>()[i] = static_cast<uint32_t>(v); break;
-    case ElemType::i64: case ElemType::u64: a.as<uint64_t>()[i] = v; break;
-    case ElemType::f32: a.as<float>()[i] = static_cast<float>(v); break;
-    case ElemType::f64: a.as<double>()[i] = static_cast<double>(v); break;
+    case ElemType::i8:
+    case ElemType::u8:
+      a.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      break;
+    case ElemType::i16:
+    case ElemType::u16:
+      a.as<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+    case ElemType::i32:
+    case ElemType::u32:
+      a.as<uint32_t>()[i] = static_cast<uint32_t>(v);
+      break;
+    case ElemType::i64:
+    case ElemType::u64:
+      a.as<uint64_t>()[i] = v;
+      break;
+    case ElemType::f32:
+      a.as<float>()[i] = static_cast<float>(v);
+      break;
+    case ElemType::f64:
+      a.as<double>()[i] = static_cast<double>(v);
+      break;
   }
 }
 
 double load(const ArgData& a, ElemType t, size_t i) {
   switch (t) {
-    case ElemType::i8: return a.as<int8_t>()[i];
-    case ElemType::u8: return a.as<uint8_t>()[i];
-    case ElemType::i16: return a.as<int16_t>()[i];
-    case ElemType::u16: return a.as<uint16_t>()[i];
-    case ElemType::i32: return a.as<int32_t>()[i];
-    case ElemType::u32: return a.as<uint32_t>()[i];
-    case ElemType::i64: return static_cast<double>(a.as<int64_t>()[i]);
-    case ElemType::u64: return static_cast<double>(a.as<uint64_t>()[i]);
-    case ElemType::f32: return a.as<float>()[i];
-    case ElemType::f64: return a.as<double>()[i];
+    case ElemType::i8:
+      return a.as<int8_t>()[i];
+    case ElemType::u8:
+      return a.as<uint8_t>()[i];
+    case ElemType::i16:
+      return a.as<int16_t>()[i];
+    case ElemType::u16:
+      return a.as<uint16_t>()[i];
+    case ElemType::i32:
+      return a.as<int32_t>()[i];
+    case ElemType::u32:
+      return a.as<uint32_t>()[i];
+    case ElemType::i64:
+      return static_cast<double>(a.as<int64_t>()[i]);
+    case ElemType::u64:
+      return static_cast<double>(a.as<uint64_t>()[i]);
+    case ElemType::f32:
+      return a.as<float>()[i];
+    case ElemType::f64:
+      return a.as<double>()[i];
   }
   return 0;
 }
@@ -406,7 +452,8 @@ void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& init
     const ArgSpec* s = initial[i].spec;
     if (!s || s->kind != ArgKind::buffer || s->access == Access::read) continue;
     if (s->access == Access::write && !outputs) continue;
-    if (args[i].storage.size() != initial[i].storage.size()) throw std::invalid_argument("reset_writable: sizes differ");
+    if (args[i].storage.size() != initial[i].storage.size())
+      throw std::invalid_argument("reset_writable: sizes differ");
     parallel_range(args[i].storage.size(), [&](size_t b, size_t e) {
       std::copy(initial[i].storage.begin() + std::ptrdiff_t(b), initial[i].storage.begin() + std::ptrdiff_t(e),
                 args[i].storage.begin() + std::ptrdiff_t(b));
@@ -432,8 +479,7 @@ void fill_buffer(ArgData& a, const Init& in) {
       if (is_float(t)) {
         const double span = in.max - in.min;
         parallel_range(n, [&](size_t b, size_t e) {
-          for (size_t i = b; i < e; ++i)
-            store(a, t, i, in.min + double(splitmix64(base + i) >> 11) * 0x1.0p-53 * span);
+          for (size_t i = b; i < e; ++i) store(a, t, i, in.min + double(splitmix64(base + i) >> 11) * 0x1.0p-53 * span);
         });
       } else {
         const int64_t lo = static_cast<int64_t>(in.min);
@@ -600,60 +646,12 @@ Comparison compare_outputs(const Spec& spec, const std::vector<ArgData>& got, co
 
 std::string read_kernel_source(const Spec& spec) {
   std::ifstream f(spec.kernel_file, std::ios::binary);
-  if (!f) throw SpecError((spec.path.empty() ? spec.name : spec.path) + ": kernel.file '" + spec.kernel_file + "' cannot be read");
+  if (!f)
+    throw SpecError((spec.path.empty() ? spec.name : spec.path) + ": kernel.file '" + spec.kernel_file +
+                    "' cannot be read");
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Single-device run
-// ---------------------------------------------------------------------------------------------------------------
-
-SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id device) {
-  auto ctx = cl::create_context({device});
-  auto q = cl::create_queue(ctx, device);
-  auto prog = cl::build_program(ctx, {device}, source, spec.build_options, spec.kernel_file.empty() ? spec.name : spec.kernel_file);
-  auto k = cl::create_kernel(prog, spec.kernel_name);
-  cl_uint nargs = 0;
-  cl::check(clGetKernelInfo(k.get(), CL_KERNEL_NUM_ARGS, sizeof(nargs), &nargs, nullptr), "clGetKernelInfo");
-  if (nargs != spec.args.size())
-    throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "' has " + std::to_string(nargs) +
-                    " arguments, the spec gives " + std::to_string(spec.args.size()));
-
-  SingleRun r;
-  r.args = make_args(spec);
-  std::vector<cl::Buffer> bufs(spec.args.size());
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ArgSpec& a = spec.args[i];
-    const cl_uint idx = static_cast<cl_uint>(i);
-    switch (a.kind) {
-      case ArgKind::buffer: {
-        const cl_mem_flags acc = a.access == Access::read ? CL_MEM_READ_ONLY
-                                 : a.access == Access::write ? CL_MEM_READ_WRITE  // write-only buffers still get their init
-                                                             : CL_MEM_READ_WRITE;
-        bufs[i] = cl::create_buffer(ctx, acc | CL_MEM_COPY_HOST_PTR, a.bytes(), r.args[i].data());
-        cl_mem m = bufs[i].get();
-        cl::set_arg(k, idx, sizeof(cl_mem), &m);
-        break;
-      }
-      case ArgKind::scalar:
-        cl::set_arg(k, idx, a.bytes(), r.args[i].data());
-        break;
-      case ArgKind::local:
-        cl::set_arg(k, idx, a.bytes(), nullptr);
-        break;
-    }
-  }
-  auto ev = cl::enqueue_ndrange(q, k, spec.global, spec.local);
-  r.kernel_ms = cl::event_times(ev).run_ms();
-  for (size_t i = 0; i < spec.args.size(); ++i) {
-    const ArgSpec& a = spec.args[i];
-    if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
-    cl::check(clEnqueueReadBuffer(q.get(), bufs[i].get(), CL_TRUE, 0, a.bytes(), r.args[i].data(), 0, nullptr, nullptr),
-              "clEnqueueReadBuffer", "argument '" + a.name + "'");
-  }
-  return r;
 }
 
 std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vector<ArgData>& args) {
@@ -663,13 +661,27 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
     if (a.kind != ArgKind::scalar || is_float(a.type) || args[i].storage.empty()) continue;
     int64_t v = 0;
     switch (a.type) {
-      case ElemType::i8: v = *args[i].as<int8_t>(); break;
-      case ElemType::u8: v = *args[i].as<uint8_t>(); break;
-      case ElemType::i16: v = *args[i].as<int16_t>(); break;
-      case ElemType::u16: v = *args[i].as<uint16_t>(); break;
-      case ElemType::i32: v = *args[i].as<int32_t>(); break;
-      case ElemType::u32: v = *args[i].as<uint32_t>(); break;
-      default: v = *args[i].as<int64_t>(); break;
+      case ElemType::i8:
+        v = *args[i].as<int8_t>();
+        break;
+      case ElemType::u8:
+        v = *args[i].as<uint8_t>();
+        break;
+      case ElemType::i16:
+        v = *args[i].as<int16_t>();
+        break;
+      case ElemType::u16:
+        v = *args[i].as<uint16_t>();
+        break;
+      case ElemType::i32:
+        v = *args[i].as<int32_t>();
+        break;
+      case ElemType::u32:
+        v = *args[i].as<uint32_t>();
+        break;
+      default:
+        v = *args[i].as<int64_t>();
+        break;
     }
     out[a.name] = v;
   }

@@ -5,6 +5,8 @@
 #include <memory>
 #include <set>
 
+#include "dop/run_single.hpp"
+
 namespace dop {
 
 namespace {

@@ -20,7 +20,7 @@ class BundleError : public std::runtime_error {
 };
 
 struct Bundle {
-  static constexpr const char *format = "dop-bundle/1";
+  static constexpr const char* format = "dop-bundle/1";
   std::string file;                    ///< the kernel's file name as given when the bundle was made
   std::string kernel;                  ///< kernel name
   std::string build_options;           ///< OpenCL build options the bundle was made with
@@ -34,24 +34,21 @@ struct Bundle {
 };
 
 /// Serialises a bundle (JSON with checksums of both sources).
-std::string bundle_to_json(const Bundle &b);
+std::string bundle_to_json(const Bundle& b);
 /// Parses and checks a bundle: format version, fields and their types,
 /// checksums, a malleable form that has the two extra arguments. `path` names
 /// the file in errors. Throws BundleError.
-Bundle parse_bundle(const std::string &json_text, const std::string &path = "<bundle>");
+Bundle parse_bundle(const std::string& json_text, const std::string& path = "<bundle>");
 /// Writes a bundle to a file (atomically: a temporary file renamed); throws
 /// BundleError naming the file.
-void save_bundle(const Bundle &b, const std::string &path);
-Bundle load_bundle(const std::string &path);
+void save_bundle(const Bundle& b, const std::string& path);
+Bundle load_bundle(const std::string& path);
 /// Every bundle (*.json) of a folder, as (path, bundle), in path order. Throws BundleError naming the folder when it
 /// is not one, or the file when a bundle cannot be read.
-std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string &dir);
-/// The kernel's argument names in order, from the bundle's features (empty when it has none): what footprints and
-/// size expressions call the arguments.
-std::vector<std::string> kernel_arg_names(const Bundle &b);
+std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string& dir);
 /// Checks that a bundle belongs to a launch of `kernel` from `source` with
 /// `build_options`; throws BundleError naming `path` and the difference.
-void check_bundle_matches(const Bundle &b, const std::string &path, const std::string &source,
-                          const std::string &kernel, const std::string &build_options);
+void check_bundle_matches(const Bundle& b, const std::string& path, const std::string& source,
+                          const std::string& kernel, const std::string& build_options);
 
 }  // namespace dop

@@ -20,15 +20,9 @@ namespace dop {
 /// What `auto` launches decide with: a trained model (dop train) and the kernel's code features.
 struct AutoModel {
   std::shared_ptr<const pred::Predictor> predictor;
-  pred::CodeFeatures code;  ///< from a bundle or `dop features --json` (code_features_from_json)
+  pred::CodeFeatures code;  ///< from a bundle or `dop features --json` (dop/kernel_forms.hpp)
   std::string kernel_id;    ///< key of the predictor's memo; "" means "<kernel file>:<kernel name>"
 };
-/// Code features for the predictor from JSON text: `dop features --json` output (choosing `kernel` among several),
-/// one kernel's object (a bundle's features_json), or a flat object of key -> number | null | expression. Throws
-/// std::runtime_error naming `origin`.
-pred::CodeFeatures code_features_from_json(const std::string& text, const std::string& origin,
-                                           const std::string& kernel);
-
 struct ExecutorOptions {
   MemoryMode memory = MemoryMode::automatic;
   /// What the kernel touches (parse_footprint of its features); empty: every buffer is copied whole.

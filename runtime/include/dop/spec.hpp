@@ -1,5 +1,6 @@
 // Workload specs (docs/spec.md): a kernel, its arguments with deterministic initialisation, the launch shape, which
-// buffers are outputs, and an optional CPU reference. Runtime tier.
+// buffers are outputs, and an optional CPU reference. Runtime tier, without OpenCL (library dop_spec): a plain run of
+// a spec on one device is dop/run_single.hpp.
 #pragma once
 
 #include <algorithm>
@@ -15,8 +16,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include "dop/cl.hpp"
 
 namespace dop {
 
@@ -42,20 +41,20 @@ enum class Access { read, write, read_write };
 struct Init {
   enum class Fill { zero, constant, random, index, permutation, random_index } fill = Fill::zero;
   uint64_t seed = 0;
-  double value = 0;           ///< constant
-  double min = 0, max = 1;    ///< random: uniform in [min, max) for floats, [min, max] for integers
-  double start = 0, step = 1; ///< index: start + i*step
-  uint64_t bound = 0;         ///< random_index: uniform integers in [0, bound)
+  double value = 0;            ///< constant
+  double min = 0, max = 1;     ///< random: uniform in [min, max) for floats, [min, max] for integers
+  double start = 0, step = 1;  ///< index: start + i*step
+  uint64_t bound = 0;          ///< random_index: uniform integers in [0, bound)
 };
 
 struct ArgSpec {
   std::string name;
   ArgKind kind = ArgKind::buffer;
   ElemType type = ElemType::f32;
-  size_t count = 0;      ///< elements (buffer, local)
-  double value = 0;      ///< scalar value (integers are exact up to 2^53)
+  size_t count = 0;  ///< elements (buffer, local)
+  double value = 0;  ///< scalar value (integers are exact up to 2^53)
   Access access = Access::read_write;
-  bool output = false;   ///< compared by --validate and against the reference
+  bool output = false;  ///< compared by --validate and against the reference
   Init init;
   size_t bytes() const { return kind == ArgKind::scalar ? type_size(type) : count * type_size(type); }
 };
@@ -66,15 +65,15 @@ struct Tolerance {
 };
 
 struct Spec {
-  std::string path;        ///< where it was loaded from ("" if built in memory)
-  std::string name;        ///< workload name (unique within a set)
-  std::string kernel_file; ///< resolved path of the .cl file (relative paths are relative to the spec's folder)
+  std::string path;         ///< where it was loaded from ("" if built in memory)
+  std::string name;         ///< workload name (unique within a set)
+  std::string kernel_file;  ///< resolved path of the .cl file (relative paths are relative to the spec's folder)
   std::string kernel_name;
   std::string build_options;
   std::vector<size_t> global;  ///< 1-3 dims
   std::vector<size_t> local;   ///< empty: the implementation chooses
   std::vector<ArgSpec> args;
-  std::string reference;       ///< name of a registered CPU reference, "" for none
+  std::string reference;  ///< name of a registered CPU reference, "" for none
   Tolerance tolerance;
   /// Free-form key/values carried into datasets (e.g. synthetic parameters); strings only.
   std::map<std::string, std::string> meta;
@@ -183,9 +182,9 @@ const ReferenceFn* find_reference(const std::string& name);
 /// Result of comparing the output buffers of two argument sets.
 struct Comparison {
   bool ok = true;
-  size_t mismatches = 0;    ///< over all outputs
-  double max_abs_err = 0;   ///< floats
-  std::string first;        ///< first mismatch: "C[17]: got 1.5, want 2"
+  size_t mismatches = 0;   ///< over all outputs
+  double max_abs_err = 0;  ///< floats
+  std::string first;       ///< first mismatch: "C[17]: got 1.5, want 2"
 };
 Comparison compare_outputs(const Spec& spec, const std::vector<ArgData>& got, const std::vector<ArgData>& want);
 
@@ -195,14 +194,6 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
 
 /// Reads the kernel source named by the spec; throws SpecError naming the spec and the file.
 std::string read_kernel_source(const Spec& spec);
-
-/// Runs a spec once on one device (plain launch, no co-execution), returning the arguments after the run (outputs
-/// read back) and the kernel time. Throws cl::Error / cl::BuildError / SpecError with names.
-struct SingleRun {
-  std::vector<ArgData> args;
-  double kernel_ms = 0;
-};
-SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id device);
 
 /// Runs the registered reference of a spec on freshly initialised args; throws SpecError if it has none.
 std::vector<ArgData> run_reference(const Spec& spec);

@@ -18,7 +18,12 @@
 // example.
 #pragma once
 
+#include <memory>
 #include <string>
+
+namespace dop {
+class FormsProvider;  // dop/kernel_forms.hpp (runtime tier)
+}
 
 namespace dop::transform {
 
@@ -36,11 +41,16 @@ struct Result {
 /// Makes the malleable GPU form of `kernel` in `source` (named `file` in
 /// messages; build_options as for clBuildProgram: -D/-I/-cl-std are honoured).
 /// Never throws for bad or unsupported source: the reason says why.
-Result make_malleable(const std::string &source, const std::string &file, const std::string &kernel,
-                      const std::string &build_options = {});
+Result make_malleable(const std::string& source, const std::string& file, const std::string& kernel,
+                      const std::string& build_options = {});
+
+/// The analysis tier's dop::FormsProvider (dop/kernel_forms.hpp): the malleable form by make_malleable and the
+/// features (footprint, code features) by the features library, made from a kernel's source. Plug it into a
+/// KernelFormsResolver for kernels that have no bundle.
+std::shared_ptr<const FormsProvider> forms_provider();
 
 /// The names of the two extra arguments of the malleable form.
-inline constexpr const char *gpu_mod_arg = "dop_gpu_mod";
-inline constexpr const char *gpu_alloc_arg = "dop_gpu_alloc";
+inline constexpr const char* gpu_mod_arg = "dop_gpu_mod";
+inline constexpr const char* gpu_alloc_arg = "dop_gpu_alloc";
 
 }  // namespace dop::transform

@@ -39,13 +39,13 @@ namespace {
 
 using clang::SourceLocation;
 
-constexpr const char *kVirtualParams = "size_t dop_vl0, size_t dop_vl1, size_t dop_vl2";
-constexpr const char *kVirtualArgs = "dop_vl0, dop_vl1, dop_vl2";
+constexpr const char* kVirtualParams = "size_t dop_vl0, size_t dop_vl1, size_t dop_vl2";
+constexpr const char* kVirtualArgs = "dop_vl0, dop_vl1, dop_vl2";
 
 // Helpers placed before the user's first line. They call the real builtins, so
 // they are right with or without the runtime's range-form prelude (whose
 // get_global_size/get_global_offset macros they then use, as intended).
-constexpr const char *kHeader =
+constexpr const char* kHeader =
     R"CL(/* dop malleable form (Dopia Figs. 5-6): made by dop_transform; see docs/bundle.md */
 static inline size_t dop_vlid(uint d, size_t l0, size_t l1, size_t l2) {
   return d == 0 ? l0 : d == 1 ? l1 : d == 2 ? l2 : 0;
@@ -61,7 +61,7 @@ static inline size_t dop_vglin(size_t l0, size_t l1, size_t l2) {
 #line 1
 )CL";
 
-constexpr const char *kMacrosOn = R"CL(
+constexpr const char* kMacrosOn = R"CL(
 #undef get_local_id
 #undef get_global_id
 #undef get_local_linear_id
@@ -72,7 +72,7 @@ constexpr const char *kMacrosOn = R"CL(
 #define get_global_linear_id() dop_vglin(dop_vl0, dop_vl1, dop_vl2)
 )CL";
 
-constexpr const char *kMacrosOff = R"CL(
+constexpr const char* kMacrosOff = R"CL(
 #undef get_local_id
 #undef get_global_id
 #undef get_local_linear_id
@@ -101,14 +101,14 @@ constexpr const char* kWrapper = R"CL({
 }
 )CL";
 
-bool is_id_builtin(const std::string &n) {
+bool is_id_builtin(const std::string& n) {
   return n == "get_local_id" || n == "get_global_id" || n == "get_local_linear_id" || n == "get_global_linear_id";
 }
 
-bool starts_with(const std::string &s, const char *p) { return s.rfind(p, 0) == 0; }
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
 // Why calling builtin `n` rules the malleable form out, or "" when it is fine.
-std::string forbidden_builtin(const std::string &n) {
+std::string forbidden_builtin(const std::string& n) {
   if (n == "barrier" || n == "work_group_barrier" || n == "sub_group_barrier")
     return "the work-list loop would break it (the active work-items run the "
            "group's items one after another)";
@@ -130,9 +130,9 @@ std::string forbidden_builtin(const std::string &n) {
 bool has_local_address_space(clang::QualType t) {
   for (int depth = 0; depth < 16 && !t.isNull(); ++depth) {
     if (t.getAddressSpace() == clang::LangAS::opencl_local) return true;
-    if (const auto *p = t->getAs<clang::PointerType>())
+    if (const auto* p = t->getAs<clang::PointerType>())
       t = p->getPointeeType();
-    else if (const auto *a = t->getAsArrayTypeUnsafe())
+    else if (const auto* a = t->getAsArrayTypeUnsafe())
       t = a->getElementType();
     else
       break;
@@ -147,12 +147,12 @@ struct Problem {
 };
 
 struct CallSite {
-  const clang::CallExpr *call;
-  const clang::FunctionDecl *callee;  // definition
+  const clang::CallExpr* call;
+  const clang::FunctionDecl* callee;  // definition
 };
 
 struct FnInfo {
-  const clang::FunctionDecl *def = nullptr;
+  const clang::FunctionDecl* def = nullptr;
   std::vector<CallSite> calls;  // calls to functions defined in this translation unit
   bool uses_ids = false;        // calls get_local_id/get_global_id/... itself
   bool in_s = false;            // needs the virtual ids (itself or through a callee)
@@ -162,16 +162,16 @@ struct FnInfo {
 // transformation out.
 class BodyScan : public clang::RecursiveASTVisitor<BodyScan> {
  public:
-  BodyScan(FnInfo &info, std::vector<Problem> &problems) : info_(info), problems_(problems) {}
+  BodyScan(FnInfo& info, std::vector<Problem>& problems) : info_(info), problems_(problems) {}
 
-  bool VisitCallExpr(clang::CallExpr *c) {
-    const clang::FunctionDecl *callee = c->getDirectCallee();
+  bool VisitCallExpr(clang::CallExpr* c) {
+    const clang::FunctionDecl* callee = c->getDirectCallee();
     if (!callee) {
       problems_.push_back({c->getBeginLoc(), "makes an indirect call", "the call graph cannot be rewritten"});
       return true;
     }
     const std::string name = callee->getNameAsString();
-    const clang::FunctionDecl *def = callee->getDefinition();
+    const clang::FunctionDecl* def = callee->getDefinition();
     if (def && def->hasBody()) {
       if (def->hasAttr<clang::OpenCLKernelAttr>()) {
         problems_.push_back(
@@ -181,7 +181,7 @@ class BodyScan : public clang::RecursiveASTVisitor<BodyScan> {
       info_.calls.push_back({c, def});
       return true;
     }
-    const auto &sm = callee->getASTContext().getSourceManager();
+    const auto& sm = callee->getASTContext().getSourceManager();
     const bool builtin = callee->isImplicit() || callee->getBuiltinID() != 0 ||
                          sm.isInSystemHeader(sm.getExpansionLoc(callee->getLocation()));
     if (!builtin) {
@@ -194,32 +194,32 @@ class BodyScan : public clang::RecursiveASTVisitor<BodyScan> {
     if (!why.empty()) problems_.push_back({c->getBeginLoc(), "calls " + name + "()", why});
     return true;
   }
-  bool VisitVarDecl(clang::VarDecl *v) {
+  bool VisitVarDecl(clang::VarDecl* v) {
     if (has_local_address_space(v->getType()))
       problems_.push_back({v->getLocation(), "uses __local memory ('" + v->getNameAsString() + "')",
                            "the work-items of a group share it, and the work-list loop would "
                            "break that sharing"});
     return true;
   }
-  bool VisitBlockExpr(clang::BlockExpr *b) {
+  bool VisitBlockExpr(clang::BlockExpr* b) {
     problems_.push_back({b->getBeginLoc(), "uses a block", "blocks are not rewritten"});
     return true;
   }
 
  private:
-  FnInfo &info_;
-  std::vector<Problem> &problems_;
+  FnInfo& info_;
+  std::vector<Problem>& problems_;
 };
 
 class Transformer {
  public:
-  Transformer(frontend::ParsedSource &parsed, const std::string &file, const std::string &kernel)
+  Transformer(frontend::ParsedSource& parsed, const std::string& file, const std::string& kernel)
       : p_(parsed), sm_(parsed.source_manager()), file_(file), kernel_name_(kernel) {}
 
   Result run() {
-    const clang::FunctionDecl *k = nullptr;
+    const clang::FunctionDecl* k = nullptr;
     std::string names;
-    for (const auto *fd : p_.kernels()) {
+    for (const auto* fd : p_.kernels()) {
       names += (names.empty() ? "" : ", ") + fd->getNameAsString();
       if (fd->getNameAsString() == kernel_name_) k = fd;
     }
@@ -236,12 +236,12 @@ class Transformer {
   }
 
  private:
-  frontend::ParsedSource &p_;
-  clang::SourceManager &sm_;
+  frontend::ParsedSource& p_;
+  clang::SourceManager& sm_;
   std::string file_, kernel_name_;
-  const clang::FunctionDecl *kernel_ = nullptr;
-  std::map<const clang::FunctionDecl *, FnInfo> fns_;  // the kernel and every function it reaches
-  std::vector<const clang::FunctionDecl *> order_;     // in discovery order
+  const clang::FunctionDecl* kernel_ = nullptr;
+  std::map<const clang::FunctionDecl*, FnInfo> fns_;  // the kernel and every function it reaches
+  std::vector<const clang::FunctionDecl*> order_;     // in discovery order
   std::vector<Problem> problems_;
   std::string out_;
 
@@ -252,13 +252,13 @@ class Transformer {
     }
     return file_;
   }
-  Result fail_plain(const std::string &reason) const {
+  Result fail_plain(const std::string& reason) const {
     Result r;
     r.reason = reason + "; the GPU runs unthrottled";
     return r;
   }
   Result fail() const {
-    const Problem &pr = problems_.front();
+    const Problem& pr = problems_.front();
     std::string r = where(pr.loc) + ": kernel '" + kernel_name_ + "' " + pr.what;
     if (!pr.why.empty()) r += ": " + pr.why;
     if (problems_.size() > 1)
@@ -272,7 +272,7 @@ class Transformer {
   // ---- analysis
   // ------------------------------------------------------------------------------------------------
   bool collect() {
-    for (const auto *param : kernel_->parameters()) {
+    for (const auto* param : kernel_->parameters()) {
       if (has_local_address_space(param->getType()))
         problem(param->getLocation(), "takes a __local argument ('" + param->getNameAsString() + "')",
                 "the work-items of a group share it, and the work-list loop "
@@ -282,30 +282,30 @@ class Transformer {
         problem(param->getLocation(), "has a parameter named '" + param->getNameAsString() + "'",
                 "names starting with dop_ are reserved for the transformation");
     }
-    std::vector<const clang::FunctionDecl *> work{kernel_};
+    std::vector<const clang::FunctionDecl*> work{kernel_};
     while (!work.empty()) {
-      const auto *f = work.back();
+      const auto* f = work.back();
       work.pop_back();
       if (fns_.count(f)) continue;
-      FnInfo &info = fns_[f];
+      FnInfo& info = fns_[f];
       info.def = f;
       order_.push_back(f);
       const size_t before = problems_.size();
       BodyScan scan(info, problems_);
-      scan.TraverseStmt(const_cast<clang::Stmt *>(f->getBody()));
+      scan.TraverseStmt(const_cast<clang::Stmt*>(f->getBody()));
       if (f != kernel_)  // say where a problem in a helper comes from
         for (size_t i = before; i < problems_.size(); ++i)
           problems_[i].what += " (in '" + f->getNameAsString() + "', which the kernel calls)";
-      for (const auto &c : info.calls) work.push_back(c.callee);
+      for (const auto& c : info.calls) work.push_back(c.callee);
     }
     if (!problems_.empty()) return false;
     // Which functions need the virtual ids: a fixed point over the call graph
     // (OpenCL C has no recursion).
     for (bool changed = true; changed;) {
       changed = false;
-      for (auto &[f, info] : fns_) {
+      for (auto& [f, info] : fns_) {
         bool need = info.uses_ids;
-        for (const auto &c : info.calls) need = need || fns_.at(c.callee).uses_ids || fns_.at(c.callee).in_s;
+        for (const auto& c : info.calls) need = need || fns_.at(c.callee).uses_ids || fns_.at(c.callee).in_s;
         if (need && !info.in_s) {
           info.in_s = changed = true;
         }
@@ -343,9 +343,9 @@ class Transformer {
     unsigned lparen = 0, rparen = 0;
     unsigned lbrace = 0, rbrace = 0;
   };
-  std::optional<Layout> layout(const clang::FunctionDecl *f) {
+  std::optional<Layout> layout(const clang::FunctionDecl* f) {
     Layout l;
-    const auto *body = llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
+    const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(f->getBody());
     const clang::FunctionTypeLoc ftl = f->getFunctionTypeLoc();
     auto b = file_offset(sm_.getExpansionLoc(f->getSourceRange().getBegin()));
     auto n = file_offset(f->getLocation());
@@ -370,7 +370,7 @@ class Transformer {
     return l;
   }
 
-  static std::string clone_name(const clang::FunctionDecl *f) { return "dop_v_" + f->getNameAsString(); }
+  static std::string clone_name(const clang::FunctionDecl* f) { return "dop_v_" + f->getNameAsString(); }
   std::string item_name() const { return "dop_item_" + kernel_name_; }
 
   // ---- rewriting
@@ -380,11 +380,11 @@ class Transformer {
                            p_.lang_options());    // edits that make the clones'
                                                   // text (the original is kept)
     clang::Rewriter out(sm_, p_.lang_options());  // the final translation unit
-    std::map<const clang::FunctionDecl *, Layout> lay;
-    std::vector<const clang::FunctionDecl *> edited{kernel_};
-    for (const auto *f : order_)
+    std::map<const clang::FunctionDecl*, Layout> lay;
+    std::vector<const clang::FunctionDecl*> edited{kernel_};
+    for (const auto* f : order_)
       if (f != kernel_ && fns_.at(f).in_s) edited.push_back(f);
-    for (const auto *f : edited) {
+    for (const auto* f : edited) {
       auto l = layout(f);
       if (!l) return false;
       lay[f] = *l;
@@ -392,9 +392,9 @@ class Transformer {
     const llvm::StringRef buf = buffer();
 
     // Clone signatures: new name, the virtual ids appended to the parameters.
-    for (const auto *f : edited) {
+    for (const auto* f : edited) {
       if (f == kernel_) continue;
-      const Layout &l = lay[f];
+      const Layout& l = lay[f];
       clones.ReplaceText(at(l.name), static_cast<unsigned>(f->getName().size()), clone_name(f));
       if (f->getNumParams() == 0)
         clones.ReplaceText(at(l.lparen + 1), l.rparen - l.lparen - 1, kVirtualParams);
@@ -403,13 +403,13 @@ class Transformer {
     }
     // Calls to functions that need the virtual ids: call the clone, pass the
     // ids on.
-    for (const auto *f : edited) {
-      const Layout &l = lay[f];
+    for (const auto* f : edited) {
+      const Layout& l = lay[f];
       std::set<unsigned> done;  // a call spelled once but expanded twice (a
                                 // macro argument) is edited once
-      for (const auto &c : fns_.at(f).calls) {
+      for (const auto& c : fns_.at(f).calls) {
         if (!fns_.at(c.callee).in_s) continue;
-        const auto *ref = llvm::dyn_cast<clang::DeclRefExpr>(c.call->getCallee()->IgnoreParenImpCasts());
+        const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(c.call->getCallee()->IgnoreParenImpCasts());
         const auto name_off = ref ? spelled_in(ref->getLocation(), l.lbrace, l.rbrace) : std::nullopt;
         const auto rparen_off = spelled_in(c.call->getRParenLoc(), l.lbrace, l.rbrace);
         const std::string callee = c.callee->getNameAsString();
@@ -431,13 +431,13 @@ class Transformer {
     // Clones: a prototype after the first declaration (when that is not the
     // definition), the definition after the original's, between the macros that
     // give the virtual ids.
-    for (const auto *f : edited) {
+    for (const auto* f : edited) {
       if (f == kernel_) continue;
-      const Layout &l = lay[f];
+      const Layout& l = lay[f];
       const std::string overloadable = f->hasAttr<clang::OverloadableAttr>() ? "__attribute__((overloadable)) " : "";
       const std::string signature =
           overloadable + clones.getRewrittenText(clang::SourceRange(at(l.begin), at(l.rparen)));
-      const auto *first = f->getFirstDecl();
+      const auto* first = f->getFirstDecl();
       if (first != f) {
         const auto first_end = file_offset(sm_.getExpansionLoc(first->getSourceRange().getEnd()));
         const size_t semi = first_end ? buf.find(';', *first_end) : llvm::StringRef::npos;
@@ -456,10 +456,10 @@ class Transformer {
 
     // The kernel: its body becomes dop_item_<kernel>; the kernel runs it for
     // every item of the group.
-    const Layout &k = lay[kernel_];
+    const Layout& k = lay[kernel_];
     std::string params, args;
     if (kernel_->getNumParams() > 0) params = buf.substr(k.lparen + 1, k.rparen - k.lparen - 1).str() + ", ";
-    for (const auto *param : kernel_->parameters()) args += param->getNameAsString() + ", ";
+    for (const auto* param : kernel_->parameters()) args += param->getNameAsString() + ", ";
     const std::string item = std::string(kMacrosOn) + "static inline void " + item_name() + "(" + params +
                              kVirtualParams + ")\n#line " + std::to_string(line_of(k.lbrace)) + "\n" +
                              clones.getRewrittenText(clang::SourceRange(at(k.lbrace), at(k.rbrace))) + kMacrosOff +
@@ -471,7 +471,7 @@ class Transformer {
     out.InsertText(at(line_start), item, true);
 
     const std::string extra = std::string("int ") + gpu_mod_arg + ", int " + gpu_alloc_arg;
-    auto add_args = [&](const clang::FunctionDecl *d) -> bool {
+    auto add_args = [&](const clang::FunctionDecl* d) -> bool {
       const clang::FunctionTypeLoc ftl = d->getFunctionTypeLoc();
       const auto lp = ftl ? file_offset(ftl.getLParenLoc()) : std::nullopt;
       const auto rp = ftl ? file_offset(ftl.getRParenLoc()) : std::nullopt;
@@ -485,7 +485,7 @@ class Transformer {
         out.InsertTextBefore(at(*rp), ", " + extra);
       return true;
     };
-    for (const auto *d : kernel_->redecls())
+    for (const auto* d : kernel_->redecls())
       if (!add_args(d)) return false;
 
     std::string wrapper = kWrapper;
@@ -493,7 +493,7 @@ class Transformer {
     wrapper += "#line " + std::to_string(line_of(k.rbrace)) + "\n";
     out.ReplaceText(clang::SourceRange(at(k.lbrace), at(k.rbrace)), wrapper);
 
-    const auto *rb = out.getRewriteBufferFor(sm_.getMainFileID());
+    const auto* rb = out.getRewriteBufferFor(sm_.getMainFileID());
     out_ = rb ? std::string(rb->begin(), rb->end()) : buf.str();
     return true;
   }
@@ -501,16 +501,16 @@ class Transformer {
 
 }  // namespace
 
-Result make_malleable(const std::string &source, const std::string &file, const std::string &kernel,
-                      const std::string &build_options) {
+Result make_malleable(const std::string& source, const std::string& file, const std::string& kernel,
+                      const std::string& build_options) {
   const std::string name = file.empty() ? std::string("input.cl") : file;
   frontend::ParseOptions po;
   po.build_options = build_options;
   po.time_limit_ms = 10000;
   auto parsed = frontend::parse(source, name, po);
   Result r;
-  auto first_error = [](const frontend::ParsedSource &p) -> std::string {
-    for (const auto &d : p.diagnostics())
+  auto first_error = [](const frontend::ParsedSource& p) -> std::string {
+    for (const auto& d : p.diagnostics())
       if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
         return (d.file.empty() ? std::string() : d.file + ":" + std::to_string(d.line) + ": ") + d.message;
     return "the parse was cut short";
