@@ -160,6 +160,7 @@ void run(const RunFlags& f) {
                        {"d2h_bytes", last.d2h_bytes},
                        {"warm", last.warm},
                        {"start_cpu_share", last.start_cpu_share},
+                       {"left_out", last.left_out},
                        {"balanced_cpu_share", last.balanced_cpu_share}}}};
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
@@ -182,8 +183,9 @@ void run(const RunFlags& f) {
         std::printf("  %-12s %8zu work-groups in %4zu chunks, busy %.3f ms, done at %.3f ms\n", d->device.c_str(),
                     d->work_groups, d->chunks, d->busy_ms, d->finish_ms);
     if (last.warm)
-      std::printf("  warm start from CPU share %.3f (learned from the earlier runs); balanced share measured %.3f\n",
-                  last.start_cpu_share, last.balanced_cpu_share);
+      std::printf("  warm start from CPU share %.3f (learned from the earlier runs)%s; balanced share measured %.3f\n",
+                  last.start_cpu_share, last.left_out ? ", one device left out by choice" : "",
+                  last.balanced_cpu_share);
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
       std::printf("  copies: h2d %.3f ms (%.1f MB), d2h %.3f ms (%.1f MB), merge %.3f ms\n", last.h2d_ms,
                   double(last.h2d_bytes) / 1e6, last.d2h_ms, double(last.d2h_bytes) / 1e6, last.merge_ms);
