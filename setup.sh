@@ -17,7 +17,7 @@ jobs=${DOP_JOBS:-$(nproc)}
 
 # What each package is for is documented in README.md ("Dependencies").
 packages=(
-  build-essential cmake git
+  build-essential cmake git ccache
   opencl-headers ocl-icd-opencl-dev clinfo pocl-opencl-icd
   nlohmann-json3-dev libcli11-dev
   libclang-15-dev llvm-15-dev clang-15
