@@ -4,6 +4,7 @@
 // median over kernels of each kernel's median time, against the 10 ms target (docs/features.md).
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +13,6 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "dop/features.hpp"
@@ -71,9 +71,10 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     for (const auto& [name, t] : medians_) v.push_back(t);
     std::sort(v.begin(), v.end());
     const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    std::printf("\nfeature extraction: %zu kernels, median %.2f ms per kernel (min %.2f, max %.2f); "
-                "target <= 10 ms: %s\n",
-                v.size(), median, v.front(), v.back(), median <= 10.0 ? "met" : "NOT met");
+    std::printf(
+        "\nfeature extraction: %zu kernels, median %.2f ms per kernel (min %.2f, max %.2f); "
+        "target <= 10 ms: %s\n",
+        v.size(), median, v.front(), v.back(), median <= 10.0 ? "met" : "NOT met");
   }
 
  private:

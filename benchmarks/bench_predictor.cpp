@@ -38,8 +38,8 @@ train::Dataset make_dataset(size_t workloads, uint64_t seed) {
     w.name = "w" + std::to_string(i);
     w.kernel = "k" + std::to_string(i % 17);
     w.set = "paper";
-    const double mc = double(rng() % 3), mcont = double(1 + rng() % 4), ms = double(rng() % 3),
-                 mr = double(rng() % 2), ai = double(rng() % 8), af = double(rng() % 8);
+    const double mc = double(rng() % 3), mcont = double(1 + rng() % 4), ms = double(rng() % 3), mr = double(rng() % 2),
+                 ai = double(rng() % 8), af = double(rng() % 8);
     w.code = {mc, mcont, ms, mr, ai, af};
     const bool two_d = rng() % 2;
     const uint64_t n = uint64_t(1) << (14 + rng() % 8);
@@ -52,11 +52,11 @@ train::Dataset make_dataset(size_t workloads, uint64_t seed) {
     const double bytes = 4 * (mcont + 2 * ms + 8 * mr + 0.1 * mc + 1);
     const double flops = ai + af * 1.5 + 1;
     for (const auto& c : d.configs) {
-      const double cpu_rate = c.cpu * 16 / (flops / 4.0 + bytes / 6.0);   // items per ns
+      const double cpu_rate = c.cpu * 16 / (flops / 4.0 + bytes / 6.0);  // items per ns
       const double gpu_rate = c.gpu * 132 / (flops / 40.0 + bytes * (1 + mr) / 20.0);
       const double contention = 1 + 0.8 * c.cpu * c.gpu * bytes / (bytes + flops);
-      const double t = items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) +
-                       (c.gpu > 0 ? 0.05 : 0);
+      const double t =
+          items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) + (c.gpu > 0 ? 0.05 : 0);
       w.time_ms.push_back(t * (1 + 0.05 * u(rng)));
     }
     w.best = size_t(std::min_element(w.time_ms.begin(), w.time_ms.end()) - w.time_ms.begin());
@@ -87,7 +87,8 @@ const pred::Model& model(const std::string& type) {
     o.threads = 1;  // no idle OpenMP workers spinning next to the decision benchmarks
     if (o.type == "gbt") o.params = {{"rounds", "200"}, {"max_depth", "6"}};
     it = cache.emplace(type, train::train(dataset(), train::all_workloads(dataset()), o)).first;
-    if (const char* dir = std::getenv("DOP_BENCH_SAVE_MODELS")) it->second.save(std::string(dir) + "/" + type + ".json");
+    if (const char* dir = std::getenv("DOP_BENCH_SAVE_MODELS"))
+      it->second.save(std::string(dir) + "/" + type + ".json");
   }
   return it->second;
 }

@@ -54,8 +54,10 @@ static dop::Spec gemm_spec() {
   s.name = s.kernel_name = "gemm";
   s.global = {512, 512};
   s.local = {16, 16};
-  for (const char* n : {"A", "B", "C"}) s.args.push_back({n, dop::ArgKind::buffer, dop::ElemType::f32, 512 * 512, 0, dop::Access::read_write, false, {}});
-  for (const char* n : {"ni", "nj", "nk"}) s.args.push_back({n, dop::ArgKind::scalar, dop::ElemType::i32, 0, 512, dop::Access::read, false, {}});
+  for (const char* n : {"A", "B", "C"})
+    s.args.push_back({n, dop::ArgKind::buffer, dop::ElemType::f32, 512 * 512, 0, dop::Access::read_write, false, {}});
+  for (const char* n : {"ni", "nj", "nk"})
+    s.args.push_back({n, dop::ArgKind::scalar, dop::ElemType::i32, 0, 512, dop::Access::read, false, {}});
   return s;
 }
 

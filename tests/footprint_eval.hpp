@@ -39,14 +39,15 @@ inline std::map<std::string, int64_t> chunk_values(unsigned dims, const int64_t 
 /// Checks a kernel's "footprint" object: one entry per global/constant pointer argument, every whole one has a
 /// reason, every atom used has a range whose expressions evaluate with `values` (which must define every scalar
 /// argument and launch name). Returns "" when well-formed, else what is wrong.
-inline std::string footprint_problem(const nlohmann::ordered_json& kernel, const std::map<std::string, int64_t>& values) {
+inline std::string footprint_problem(const nlohmann::ordered_json& kernel,
+                                     const std::map<std::string, int64_t>& values) {
   if (!kernel.contains("footprint")) return "no footprint";
   const auto& fp = kernel.at("footprint");
   if (!fp.contains("args") || !fp.at("args").is_object() || !fp.contains("ranges") || !fp.at("ranges").is_object())
     return "footprint without args/ranges objects";
   for (const auto& a : kernel.at("args")) {
-    const bool want = a.at("pointer").get<bool>() &&
-                      (a.at("address_space") == "global" || a.at("address_space") == "constant");
+    const bool want =
+        a.at("pointer").get<bool>() && (a.at("address_space") == "global" || a.at("address_space") == "constant");
     if (want != fp.at("args").contains(a.at("name").get<std::string>()))
       return "argument " + a.at("name").get<std::string>() + (want ? " missing" : " should not be there");
   }

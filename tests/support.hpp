@@ -1,13 +1,13 @@
 // Small helpers shared by the tests: running the real dop binary and reading files.
 #pragma once
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
 
 namespace dop::test {
 

@@ -119,8 +119,8 @@ TEST_CASE("1- and 2-core sub-devices by counts") {
 TEST_CASE("a device that cannot be split gives a clear error") {
   auto d = cl::discover().at(0);
   d.fission_by_counts = false;  // as reported by a device without CL_DEVICE_PARTITION_BY_COUNTS
-  CHECK_THROWS_WITH(cl::create_sub_device(d, 1), Catch::Contains("does not support CL_DEVICE_PARTITION_BY_COUNTS") &&
-                                                     Catch::Contains(d.id));
+  CHECK_THROWS_WITH(cl::create_sub_device(d, 1),
+                    Catch::Contains("does not support CL_DEVICE_PARTITION_BY_COUNTS") && Catch::Contains(d.id));
 }
 
 TEST_CASE("a kernel with a syntax error yields its build log and file name") {
@@ -135,7 +135,8 @@ TEST_CASE("a kernel with a syntax error yields its build log and file name") {
     CHECK(e.file() == "kernels/broken.cl");
     CHECK_THAT(e.log(), Catch::Contains("error"));
     CHECK_THAT(e.log(), Catch::Contains("expected ';'"));
-    CHECK_THAT(std::string(e.what()), Catch::Contains("CL_BUILD_PROGRAM_FAILURE") && Catch::Contains("kernels/broken.cl"));
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("CL_BUILD_PROGRAM_FAILURE") && Catch::Contains("kernels/broken.cl"));
   }
 }
 
@@ -158,8 +159,8 @@ TEST_CASE("an invalid launch reports the symbolic error") {
   auto buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE, 100 * sizeof(float));
   cl_mem m = buf.get();
   cl::set_arg(k, 0, m);
-  CHECK_THROWS_WITH(cl::set_arg(k, 1, double(2.0)),
-                    Catch::Contains("CL_INVALID_ARG_SIZE") && Catch::Contains("argument 1") && Catch::Contains("scale"));
+  CHECK_THROWS_WITH(cl::set_arg(k, 1, double(2.0)), Catch::Contains("CL_INVALID_ARG_SIZE") &&
+                                                        Catch::Contains("argument 1") && Catch::Contains("scale"));
   cl::set_arg(k, 1, 2.0f);
   CHECK_THROWS_WITH(cl::enqueue_ndrange(q, k, {100}, {64}),
                     Catch::Contains("CL_INVALID_WORK_GROUP_SIZE") && Catch::Contains("global 100 local 64"));

@@ -61,7 +61,8 @@ TEST_CASE("dop run validates co-execution against a plain run") {
   }
   const auto r = run_command(dop_binary() + " run " + data("saxpy.json") + " --memory copy --repeat 3 --validate");
   CHECK(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("over 3 run(s)") && Catch::Contains("validation against a plain run on pocl:0: ok"));
+  CHECK_THAT(r.out,
+             Catch::Contains("over 3 run(s)") && Catch::Contains("validation against a plain run on pocl:0: ok"));
 }
 
 TEST_CASE("dop run --memory svm runs both devices on shared virtual memory") {

@@ -15,7 +15,6 @@ using dop::test::two_devices;
 
 namespace {
 
-
 // Every work-item writes what each builtin returns; the host computes what the full launch must give.
 const char* kBuiltins = R"CL(
 __kernel void builtins(__global uint* out, int stride) {
@@ -63,16 +62,31 @@ void builtins_reference(const Spec& s, std::vector<ArgData>& args) {
   for (size_t y = 0; y < gy; ++y)
     for (size_t x = 0; x < gx; ++x) {
       uint32_t* w = o + (y * gx + x) * 22;
-      const uint32_t v[22] = {uint32_t(x),      uint32_t(y),      uint32_t(x / lx), uint32_t(y / ly),
-                              uint32_t(gx / lx), uint32_t(gy / ly), uint32_t(gx),     uint32_t(gy),
-                              0,                0,                uint32_t(x % lx), uint32_t(y % ly),
-                              uint32_t(lx),     uint32_t(ly),     2,                1,
-                              0,                0,                1,                0,
-                              0,                1};
+      const uint32_t v[22] = {uint32_t(x),
+                              uint32_t(y),
+                              uint32_t(x / lx),
+                              uint32_t(y / ly),
+                              uint32_t(gx / lx),
+                              uint32_t(gy / ly),
+                              uint32_t(gx),
+                              uint32_t(gy),
+                              0,
+                              0,
+                              uint32_t(x % lx),
+                              uint32_t(y % ly),
+                              uint32_t(lx),
+                              uint32_t(ly),
+                              2,
+                              1,
+                              0,
+                              0,
+                              1,
+                              0,
+                              0,
+                              1};
       std::copy(v, v + 22, w);
     }
 }
-
 
 }  // namespace
 

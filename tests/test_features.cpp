@@ -84,24 +84,25 @@ TEST_CASE("classification of single stores, outside and inside loops") {
     // The classes present (the store's, plus any loads in the index).
     std::string out;
     for (const auto& [name, n] : {std::pair<const char*, int64_t>{"constant", k.mem_constant},
-                                  {"continuous", k.mem_continuous}, {"stride", k.mem_stride},
+                                  {"continuous", k.mem_continuous},
+                                  {"stride", k.mem_stride},
                                   {"random", k.mem_random}})
       if (n) out += (out.empty() ? "" : ",") + std::string(name);
     return out;
   };
   CHECK(class_of("gid") == "continuous");
-  CHECK(class_of("-gid") == "continuous");                 // backwards, still one element apart
+  CHECK(class_of("-gid") == "continuous");                     // backwards, still one element apart
   CHECK(class_of("(gid / W) * W + gid % W") == "continuous");  // floor quotients cancel
   CHECK(class_of("get_group_id(0) * get_local_size(0) + get_local_id(0)") == "continuous");
   CHECK(class_of("gid << 2") == "stride");
-  CHECK(class_of("gid * W") == "stride");                  // a launch-time stride
-  CHECK(class_of("get_global_id(1)") == "constant");        // does not change along dimension 0
+  CHECK(class_of("gid * W") == "stride");             // a launch-time stride
+  CHECK(class_of("get_global_id(1)") == "constant");  // does not change along dimension 0
   CHECK(class_of("W + 3") == "constant");
-  CHECK(class_of("gid / 2") == "random");                   // not affine
+  CHECK(class_of("gid / 2") == "random");  // not affine
   CHECK(class_of("gid % N") == "random");
   CHECK(class_of("(gid & 3) + 8") == "random");
   CHECK(class_of("gid * gid") == "random");
-  CHECK(class_of("(int)A[gid]") == "continuous,random");    // the load A[gid], the store through it
+  CHECK(class_of("(int)A[gid]") == "continuous,random");  // the load A[gid], the store through it
   CHECK(class_of("i", "for (int i = 0; i < N; i++)") == "continuous");
   CHECK(class_of("i", "for (int i = N; i > 0; i -= 2)") == "stride");
   CHECK(class_of("gid", "for (int i = 0; i < N; i++)") == "constant");
@@ -274,8 +275,8 @@ TEST_CASE("trip counts: constant, symbolic (filled in at launch) and unknown") {
   CHECK(sl[0].trip.expr == "n");
   CHECK(sl[1].trip.expr == "(n + 1)/2");
   CHECK(sl[1].trip.evaluate({{"n", 7}}) == 4);  // 0, 2, 4, 6
-  CHECK(sl[2].trip.expr == "m");                 // 1, 3, ..., 2m - 1
-  CHECK(sl[3].trip.value == 1);  // do { } while (0), the macro idiom
+  CHECK(sl[2].trip.expr == "m");                // 1, 3, ..., 2m - 1
+  CHECK(sl[3].trip.value == 1);                 // do { } while (0), the macro idiom
 
   const auto defs = kernel_of("needs_defs.cl");
   CHECK(defs.loop_list[0].trip.expr == "BLOCK");  // an undefined macro stays a named symbol
@@ -375,9 +376,10 @@ TEST_CASE("robustness: bad input gives diagnostics and partial features, never a
     CHECK(r.has_errors());
   }
   SECTION("syntax error inside the kernel: file:line diagnostics, partial features") {
-    const auto r = analyze("__kernel void k(__global float* a) {\n  int i = get_global_id(0);\n  a[i] = a[i] +;\n"
-                           "  a[i+1] = 2.0f;\n}\n",
-                           "syntax.cl");
+    const auto r = analyze(
+        "__kernel void k(__global float* a) {\n  int i = get_global_id(0);\n  a[i] = a[i] +;\n"
+        "  a[i+1] = 2.0f;\n}\n",
+        "syntax.cl");
     REQUIRE(r.kernels.size() == 1);
     CHECK_FALSE(r.kernels[0].complete);
     REQUIRE(r.has_errors());
@@ -387,18 +389,20 @@ TEST_CASE("robustness: bad input gives diagnostics and partial features, never a
     CHECK(r.kernels[0].mem_global_stores >= 1);  // a[i+1] = 2.0f survives
   }
   SECTION("missing helper function: arguments counted, pointers assumed read and written") {
-    const auto r = analyze("__kernel void k(__global float* a, __global float* b) {\n  int i = get_global_id(0);\n"
-                           "  b[i] = missing(a, i) + a[i];\n}\n",
-                           "missing.cl");
+    const auto r = analyze(
+        "__kernel void k(__global float* a, __global float* b) {\n  int i = get_global_id(0);\n"
+        "  b[i] = missing(a, i) + a[i];\n}\n",
+        "missing.cl");
     REQUIRE(r.kernels.size() == 1);
     CHECK(has_diagnostic(r, "missing"));
     CHECK(r.kernels[0].mem_continuous == 2);  // a[i], b[i]
     CHECK(arg(r.kernels[0], "a").access() == "read_write");
   }
   SECTION("declared but undefined helper: a warning") {
-    const auto r = analyze("float ext(__global float* p);\n__kernel void k(__global float* a) {\n"
-                           "  a[0] = ext(a);\n}\n",
-                           "ext.cl");
+    const auto r = analyze(
+        "float ext(__global float* p);\n__kernel void k(__global float* a) {\n"
+        "  a[0] = ext(a);\n}\n",
+        "ext.cl");
     REQUIRE(r.kernels.size() == 1);
     CHECK(r.kernels[0].complete);
     CHECK(has_diagnostic(r, "'ext', which has no definition"));
@@ -431,9 +435,10 @@ TEST_CASE("robustness: bad input gives diagnostics and partial features, never a
     CHECK(kernel_of("vec_add.cl").mem_continuous == 3);
   }
   SECTION("recursion is cut, not followed") {
-    const auto r = analyze("int f(int x) { return x > 0 ? f(x - 1) : 0; }\n"
-                           "__kernel void k(__global int* a) { a[0] = f(3); }\n",
-                           "rec.cl");
+    const auto r = analyze(
+        "int f(int x) { return x > 0 ? f(x - 1) : 0; }\n"
+        "__kernel void k(__global int* a) { a[0] = f(3); }\n",
+        "rec.cl");
     REQUIRE(r.kernels.size() == 1);
     CHECK(r.kernels[0].mem_global_stores == 1);
   }

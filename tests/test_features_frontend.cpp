@@ -44,8 +44,8 @@ TEST_CASE("frontend: parse OpenCL C and rewrite a kernel with clang::Rewriter") 
 
 TEST_CASE("frontend: OpenCL builtins are declared without the 900 KB header, -cl-std and -D work") {
   auto parsed = dop::frontend::parse(
-      "__kernel void k(__global float4* a) { a[0] = native_sin(vload4(0, (__global float*)a)) + (float4)(N); }",
-      "b.cl", {"-DN=2 -cl-std=CL2.0", 0, false});
+      "__kernel void k(__global float4* a) { a[0] = native_sin(vload4(0, (__global float*)a)) + (float4)(N); }", "b.cl",
+      {"-DN=2 -cl-std=CL2.0", 0, false});
   REQUIRE(parsed->ok());
   for (const auto& d : parsed->diagnostics()) INFO(d.str());
   CHECK_FALSE(parsed->has_errors());

@@ -81,8 +81,8 @@ ByteRange footprint_range(const json& kernel, const std::string& arg, const std:
 const json& fp_arg(const json& k, const std::string& arg) { return k.at("footprint").at("args").at(arg); }
 bool whole(const json& k, const std::string& arg) { return fp_arg(k, arg).at("whole").get<bool>(); }
 
-void check_range(const json& k, const std::string& arg, const std::map<std::string, int64_t>& v, int64_t lo,
-                 int64_t hi, std::optional<bool> write = std::nullopt) {
+void check_range(const json& k, const std::string& arg, const std::map<std::string, int64_t>& v, int64_t lo, int64_t hi,
+                 std::optional<bool> write = std::nullopt) {
   INFO(k.at("footprint").dump());
   INFO("argument " << arg);
   REQUIRE_FALSE(whole(k, arg));

@@ -217,12 +217,13 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/b'");
   auto src = run_command("'" + app() + "' source vecadd > '" + dir + "/vecadd.cl'");
   REQUIRE(src.rc == 0);
-  auto made = run_command("'" + dop::test::dop_binary() + "' bundle '" + dir + "/vecadd.cl' --kernel vecadd --options " +
-                          "-DSCALE=3 --out '" + dir + "/b/vecadd.json'");
+  auto made = run_command("'" + dop::test::dop_binary() + "' bundle '" + dir +
+                          "/vecadd.cl' --kernel vecadd --options " + "-DSCALE=3 --out '" + dir + "/b/vecadd.json'");
   INFO(made.out);
   REQUIRE(made.rc == 0);
   const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_MEMORY=copy ";
-  auto r = run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.25 DOP_LOG=1 '" + app() + "' vecadd 65536 1");
+  auto r =
+      run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.25 DOP_LOG=1 '" + app() + "' vecadd 65536 1");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("vecadd: OK") != std::string::npos);

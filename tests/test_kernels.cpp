@@ -62,9 +62,9 @@ cl_device_id test_device() {
 
 const std::map<std::string, std::string> kPaperSize = {
     // kernel -> Dopia Table 4's problem size (GEMM is not in Table 4: 1,024 as for SYR2K)
-    {"conv2d", "8192"}, {"atax1", "16384"}, {"atax2", "16384"},   {"bicg1", "16384"}, {"bicg2", "16384"},
-    {"fdtd1", "16384"}, {"fdtd2", "16384"}, {"fdtd3", "16384"},   {"gemm", "1024"},   {"gesummv", "16384"},
-    {"mvt1", "16384"},  {"mvt2", "16384"},  {"syr2k", "1024"},    {"spmv", "16384"},  {"pagerank", "16384"},
+    {"conv2d", "8192"}, {"atax1", "16384"}, {"atax2", "16384"}, {"bicg1", "16384"}, {"bicg2", "16384"},
+    {"fdtd1", "16384"}, {"fdtd2", "16384"}, {"fdtd3", "16384"}, {"gemm", "1024"},   {"gesummv", "16384"},
+    {"mvt1", "16384"},  {"mvt2", "16384"},  {"syr2k", "1024"},  {"spmv", "16384"},  {"pagerank", "16384"},
 };
 
 }  // namespace
@@ -73,7 +73,7 @@ TEST_CASE("every kernel has a spec per size and work-group organisation, and eve
   kernels::register_references();
   const auto& files = all_files();
   REQUIRE(kernels::names().size() == 15);
-  CHECK(files.size() == 15 * 4 * 2);  // 15 kernels x 4 sizes x 2 work-group organisations
+  CHECK(files.size() == 15 * 4 * 2);                  // 15 kernels x 4 sizes x 2 work-group organisations
   std::map<std::string, std::set<std::string>> seen;  // kernel -> {"size wg"}
   std::set<std::string> names;
   for (const auto& f : files) {

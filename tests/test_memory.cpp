@@ -94,13 +94,16 @@ TEST_CASE("footprints: parsed from features JSON and evaluated per chunk by inte
   // Malformed footprints are refused with the file and what is wrong.
   CHECK_THROWS_WITH(parse_footprint("{", "k.json"), Catch::Contains("k.json") && Catch::Contains("not valid JSON"));
   CHECK_THROWS_WITH(parse_footprint(R"J({"footprint": {"args": {"y": {"whole": false, "accesses": [
-      {"bytes": 4, "terms": [[4, "q"]]}]}}, "ranges": {}}})J", "k.json"),
+      {"bytes": 4, "terms": [[4, "q"]]}]}}, "ranges": {}}})J",
+                                    "k.json"),
                     Catch::Contains("k.json: footprint: argument 'y'") && Catch::Contains("atom 'q' has no range"));
   CHECK_THROWS_WITH(parse_footprint(R"J({"footprint": {"args": {"y": {"whole": false, "accesses": [
-      {"bytes": 0, "terms": []}]}}}})J", "k.json"),
+      {"bytes": 0, "terms": []}]}}}})J",
+                                    "k.json"),
                     Catch::Contains("an access of 0 bytes"));
   CHECK_THROWS_WITH(parse_footprint(R"J({"footprint": {"args": {"y": {"whole": false, "accesses": [
-      {"bytes": 4, "terms": [["x"]]}]}}, "ranges": {}}})J", "k.json"),
+      {"bytes": 4, "terms": [["x"]]}]}}, "ranges": {}}})J",
+                                    "k.json"),
                     Catch::Contains("a term is not [coefficient, atom...]"));
   CHECK_THROWS_WITH(parse_footprint(R"J({"footprint": [1]})J", "k.json"), Catch::Contains("expected an object"));
 }
@@ -115,8 +118,10 @@ TEST_CASE("copy mode with a footprint sends each device only its slices at all 4
                           {mirror_spec(64, 400), kMirror, kMirrorFootprint}};
   for (auto& c : cases) {
     auto want = make_args(c.spec);
-    if (c.spec.name == "saxpy") saxpy_reference(c.spec, want);
-    else mirror_reference(c.spec, want);
+    if (c.spec.name == "saxpy")
+      saxpy_reference(c.spec, want);
+    else
+      mirror_reference(c.spec, want);
     ExecutorOptions o;
     o.memory = MemoryMode::copy;
     o.footprint = parse_footprint(c.footprint, c.spec.name);

@@ -50,7 +50,7 @@ TEST_CASE("dop predict, export: a committed model", "[cli][models]") {
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("code feature 'mem_constant' is required by the model but was not given"));
   r = run_command(dop_binary() + " predict --model " + model + " --features " + features +
-                       " --global 1024,512 --local 16,16 --json");
+                  " --global 1024,512 --local 16,16 --json");
   REQUIRE(r.rc == 0);
   const auto j = parse(r.out);
   CHECK(j["platform_id"] == "pocl-test");
@@ -83,8 +83,8 @@ TEST_CASE("dop predict, export: a committed model", "[cli][models]") {
 
   r = run_command(dop_binary() + " export " + model + " --header " + tmp("exported.hpp") + " --namespace my_model");
   REQUIRE(r.rc == 0);
-  CHECK_THAT(read_file(tmp("exported.hpp")), Catch::Contains("namespace my_model {") &&
-                                                 Catch::Contains("inline float predict(const float* x)"));
+  CHECK_THAT(read_file(tmp("exported.hpp")),
+             Catch::Contains("namespace my_model {") && Catch::Contains("inline float predict(const float* x)"));
   r = run_command(dop_binary() + " export " + model + " --header " + tmp("exported.hpp") + " --namespace 9bad");
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("not a C++ namespace name"));
@@ -202,8 +202,8 @@ TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][mode
   // ... or from a kernel bundle, as on a machine without Clang.
   r = run_command(dop_binary() + " bundle " + source + " --kernel atax1 --out " + tmp("atax1.bundle.json"));
   REQUIRE(r.rc == 0);
-  r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --bundle " +
-                  tmp("atax1.bundle.json") + " --json");
+  r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --bundle " + tmp("atax1.bundle.json") +
+                  " --json");
   REQUIRE(r.rc == 0);
   j = parse(r.out);
   CHECK(j["auto"]["cpu_util"] == want["cpu_util"]);

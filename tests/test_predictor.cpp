@@ -162,8 +162,8 @@ TEST_CASE("derived features follow their definitions", "[predictor]") {
   std::vector<float> x(m.features.size());
   feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
   CHECK(x[size_t(index_of(m, "num_groups"))] == 126.0f);
-  CHECK(x[size_t(index_of(m, "gpu_waves"))] == 32.0f);           // ceil(126 / 4 units)
-  CHECK(x[size_t(index_of(m, "cpu_cores"))] == 2.0f);            // round(0.25 * 8)
+  CHECK(x[size_t(index_of(m, "gpu_waves"))] == 32.0f);  // ceil(126 / 4 units)
+  CHECK(x[size_t(index_of(m, "cpu_cores"))] == 2.0f);   // round(0.25 * 8)
   CHECK(x[size_t(index_of(m, "groups_per_cpu_core"))] == 63.0f);
   CHECK(x[size_t(index_of(m, "cpu_waves"))] == 63.0f);
   CHECK(x[size_t(index_of(m, "gpu_items_per_unit"))] == float(30000 * 0.5 / 4));
@@ -185,11 +185,11 @@ TEST_CASE("a hand-made tree decides as computed by hand", "[predictor]") {
   CHECK(d.index == 26);  // 8 GPU-only, 9 at 0.25, 9 at 0.5, then (0.75, 0)
   CHECK(d.predicted == double(0.1f + 0.9f));
   const auto s = p.scores(c, l);
-  CHECK(s[0] == double(0.1f + 0.2f));              // (0, 0.125)
-  CHECK(s[27 + 2] == double(0.1f + 0.5f));         // (0.75, 0.375)
-  c.values["a"] = std::nan("");                    // missing: default_left = 0 goes right
+  CHECK(s[0] == double(0.1f + 0.2f));       // (0, 0.125)
+  CHECK(s[27 + 2] == double(0.1f + 0.5f));  // (0.75, 0.375)
+  c.values["a"] = std::nan("");             // missing: default_left = 0 goes right
   CHECK(p.decide(c, l).predicted == double(0.1f + 0.7f));
-  c.values["a"] = 5;                               // 5 < 5 is false
+  c.values["a"] = 5;  // 5 < 5 is false
   CHECK(p.decide(c, l).predicted == double(0.1f + 0.7f));
   c.values["a"] = 4.999f;
   CHECK(p.decide(c, l).predicted == double(0.1f + 0.9f));
@@ -219,13 +219,15 @@ void check_against_reference(const Model& m, uint64_t seed) {
 
 TEST_CASE("every fast evaluation equals one walk per configuration", "[predictor]") {
   SECTION("bit vectors: trees of up to 64 leaves") {
-    for (uint64_t seed = 1; seed <= 12; ++seed) check_against_reference(random_model(seed, 1 + int(seed % 20), 2 + int(seed % 5)), seed);
+    for (uint64_t seed = 1; seed <= 12; ++seed)
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 2 + int(seed % 5)), seed);
   }
   SECTION("bit vectors with checkpoints: 200 trees of depth 6") {
     check_against_reference(random_model(77, 200, 6), 77);
   }
   SECTION("walk: deeper trees") {
-    for (uint64_t seed = 1; seed <= 12; ++seed) check_against_reference(random_model(seed, 1 + int(seed % 20), 7 + int(seed % 5)), seed);
+    for (uint64_t seed = 1; seed <= 12; ++seed)
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 7 + int(seed % 5)), seed);
   }
   SECTION("multi-word bit vectors: deeper trees on a grid of 80 configurations") {
     const std::vector<double> nine = {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};

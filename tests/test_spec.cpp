@@ -28,7 +28,8 @@ std::string saxpy_json(const std::string& extra = "") {
              "init":{"fill":"random","seed":2,"min":0,"max":2}},
             {"name":"a","kind":"scalar","type":"float","value":2.5},
             {"name":"n","kind":"scalar","type":"int","value":1000}],
-    "reference":"test:saxpy")" + extra + "}";
+    "reference":"test:saxpy")" +
+         extra + "}";
 }
 
 void saxpy_reference(const Spec&, std::vector<ArgData>& args) {
@@ -46,8 +47,8 @@ Spec with_arg(const std::string& arg_json) {
 }  // namespace
 
 TEST_CASE("a spec parses with every field") {
-  const Spec s = parse_spec(saxpy_json(R"(,"tolerance":{"rel":1e-3,"abs":0},"meta":{"set":"test","k":3})"),
-                            "specs/saxpy.json");
+  const Spec s =
+      parse_spec(saxpy_json(R"(,"tolerance":{"rel":1e-3,"abs":0},"meta":{"set":"test","k":3})"), "specs/saxpy.json");
   CHECK(s.name == "saxpy_test");
   CHECK(s.kernel_file == "specs/saxpy.cl");  // relative to the spec's folder
   CHECK(s.kernel_name == "saxpy");
@@ -84,22 +85,29 @@ TEST_CASE("spec_to_json round-trips") {
 TEST_CASE("spec errors name the file and the field") {
   CHECK_THROWS_WITH(parse_spec("{", "bad.json"), Catch::StartsWith("bad.json: invalid JSON"));
   CHECK_THROWS_WITH(parse_spec(R"({"global":[8],"args":[]})", "a.json"), Catch::Contains("a.json: kernel: missing"));
-  CHECK_THROWS_WITH(parse_spec(R"({"kernel":{"file":"k.cl","name":"k"},"global":[1000],"local":[96],"args":[]})", "b.json"),
-                    Catch::Contains("b.json: local[0] = 96 does not divide global[0] = 1000"));
+  CHECK_THROWS_WITH(
+      parse_spec(R"({"kernel":{"file":"k.cl","name":"k"},"global":[1000],"local":[96],"args":[]})", "b.json"),
+      Catch::Contains("b.json: local[0] = 96 does not divide global[0] = 1000"));
   CHECK_THROWS_WITH(parse_spec(R"({"kernel":{"file":"k.cl","name":"k"},"global":[1,2,3,4],"args":[]})", "c.json"),
                     Catch::Contains("c.json: global: must be an array of 1 to 3"));
-  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float","count":0})"), Catch::Contains("t.json: args[0].count: must be a positive integer"));
-  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float4","count":4})"), Catch::Contains("args[0].type") && Catch::Contains("unknown type 'float4'"));
-  CHECK_THROWS_WITH(with_arg(R"({"kind":"image","type":"float"})"), Catch::Contains("args[0].kind: must be buffer, scalar or local"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float","count":0})"),
+                    Catch::Contains("t.json: args[0].count: must be a positive integer"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float4","count":4})"),
+                    Catch::Contains("args[0].type") && Catch::Contains("unknown type 'float4'"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"image","type":"float"})"),
+                    Catch::Contains("args[0].kind: must be buffer, scalar or local"));
   CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float","count":4,"access":"read","output":true})"),
                     Catch::Contains("an output buffer cannot have access 'read'"));
   CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"float","count":4,"init":{"fill":"permutation"}})"),
                     Catch::Contains("args[0].init") && Catch::Contains("integer buffer"));
-  CHECK_THROWS_WITH(with_arg(R"({"kind":"scalar","type":"int","value":1.5})"), Catch::Contains("args[0].value: must be an integer"));
-  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"int","count":4,"init":{"fill":"gauss"}})"), Catch::Contains("unknown fill 'gauss'"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"scalar","type":"int","value":1.5})"),
+                    Catch::Contains("args[0].value: must be an integer"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"int","count":4,"init":{"fill":"gauss"}})"),
+                    Catch::Contains("unknown fill 'gauss'"));
   CHECK_THROWS_WITH(load_spec("/nonexistent/spec.json"), Catch::Contains("/nonexistent/spec.json: cannot be read"));
-  CHECK_THROWS_WITH(parse_spec(R"({"format":"dop-spec/9","kernel":{"file":"k.cl","name":"k"},"global":[8],"args":[]})", "f.json"),
-                    Catch::Contains("unsupported format 'dop-spec/9'"));
+  CHECK_THROWS_WITH(
+      parse_spec(R"({"format":"dop-spec/9","kernel":{"file":"k.cl","name":"k"},"global":[8],"args":[]})", "f.json"),
+      Catch::Contains("unsupported format 'dop-spec/9'"));
 }
 
 TEST_CASE("initialisation follows the documented generator exactly") {
@@ -157,7 +165,8 @@ TEST_CASE("a spec runs on a PoCL device and matches its reference and a wrong ou
 
 TEST_CASE("a kernel whose argument count differs from the spec is refused by name") {
   const Spec s = parse_spec(R"({"kernel":{"file":"k.cl","name":"saxpy"},"global":[64],
-      "args":[{"kind":"buffer","type":"float","count":64}]})", "short.json");
+      "args":[{"kind":"buffer","type":"float","count":64}]})",
+                            "short.json");
   const auto devs = cl::discover();
   CHECK_THROWS_WITH(run_single(s, kSaxpySource, devs.at(0).device),
                     Catch::Contains("short.json: kernel 'saxpy' has 4 arguments, the spec gives 1"));
@@ -190,7 +199,8 @@ TEST_CASE("large buffers fill the same in parallel and reset_writable restores o
                        {"name":"in","kind":"buffer","type":"int","count":5,"access":"read","init":{"fill":"index"}})");
   auto a = make_args(s);
   // Element values equal the sequential definition regardless of the thread split.
-  Spec one = with_arg(R"({"kind":"buffer","type":"float","count":1,"init":{"fill":"random","seed":11,"min":-2,"max":2}})");
+  Spec one =
+      with_arg(R"({"kind":"buffer","type":"float","count":1,"init":{"fill":"random","seed":11,"min":-2,"max":2}})");
   CHECK(make_args(one)[0].as<float>()[0] == a[0].as<float>()[0]);
   const auto initial = a;
   a[0].as<float>()[2999999] = 99.f;

@@ -29,8 +29,7 @@ __kernel void histogram(__global const uint* in, __global uint* bins) {
 Spec histogram_spec(size_t n) {
   ArgSpec in = buffer_arg("in", ElemType::u32, n, Access::read, false, Init::Fill::random, 11);
   in.init.max = 1000;
-  return kernel_spec("histogram", {n}, {64},
-                     {in, buffer_arg("bins", ElemType::u32, 16, Access::read_write, true)});
+  return kernel_spec("histogram", {n}, {64}, {in, buffer_arg("bins", ElemType::u32, 16, Access::read_write, true)});
 }
 
 // A 2D kernel with local memory and a barrier: each work-group reverses its rows' tiles.
@@ -98,7 +97,7 @@ TEST_CASE("svm: all 44 configurations reproduce the reference, with no buffers c
   const auto initial = make_args(s);
   auto args = ex.place(initial);
   for (size_t i = 0; i < 2; ++i) REQUIRE(args[i].storage.get_allocator().memory);  // the buffers are in SVM
-  CHECK_FALSE(args[2].storage.get_allocator().memory);                              // scalars are not
+  CHECK_FALSE(args[2].storage.get_allocator().memory);                             // scalars are not
   for (const auto& cfg : Grid{}.configs()) {
     for (int rep = 0; rep < 2; ++rep) {  // cold, then warm
       reset_writable(args, initial);
@@ -157,8 +156,7 @@ TEST_CASE("svm: both devices update the same bytes with atomics, and local memor
     const Spec s = reverse_spec(256, 64);
     auto want = make_args(s);
     for (size_t y = 0; y < 64; ++y)
-      for (size_t x = 0; x < 256; ++x)
-        want[1].as<int>()[y * 256 + x] = 3 * int(y * 256 + (x / 16) * 16 + 15 - x % 16);
+      for (size_t x = 0; x < 256; ++x) want[1].as<int>()[y * 256 + x] = 3 * int(y * 256 + (x / 16) * 16 + 15 - x % 16);
     Executor ex(s, kReverse, sel, o);
     for (const auto& cfg : Grid{}.configs()) {
       auto args = ex.make_args();

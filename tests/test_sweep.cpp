@@ -199,7 +199,7 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
   CHECK(read_rows(tmp("mz.csv")).keys.size() == 132);
   REQUIRE(run_command("head -c 300 " + out + ".gz > " + tmp("cut.csv.gz")).rc == 0);
   CHECK_THROWS_WITH(dop::read_text_file(tmp("cut.csv.gz")), Catch::Contains("cut.csv.gz: truncated gzip data") ||
-                                                               Catch::Contains("cut.csv.gz: corrupt gzip data"));
+                                                                Catch::Contains("cut.csv.gz: corrupt gzip data"));
   const auto wz = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out + ".gz");
   CHECK(wz.rc == 1);
   CHECK_THAT(wz.out, Catch::Contains("a sweep appends to a plain CSV"));

@@ -2,12 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <numeric>
-#include <cctype>
 #include <set>
 #include <sstream>
 #include <string>
@@ -92,9 +92,12 @@ TEST_CASE("synthetic: kernel sources depend only on pattern, γ, dim and dtype: 
     if (!inserted) CHECK(it->second == src);
     CHECK_THAT(src, Catch::Contains("__kernel void " + syn::program_name(p) + "("));
   }
-  CHECK(sources.size() == 204);  // 17 patterns x 3 γ x 2 dims x 2 dtypes
+  CHECK(sources.size() == 204);                    // 17 patterns x 3 γ x 2 dims x 2 dtypes
   auto is_identifier = [](const std::string& s) {  // [A-Za-z_][A-Za-z0-9_]*
-    auto ok = [](char c, bool first) { return c == '_' || std::isalpha(static_cast<unsigned char>(c)) || (!first && std::isdigit(static_cast<unsigned char>(c))); };
+    auto ok = [](char c, bool first) {
+      return c == '_' || std::isalpha(static_cast<unsigned char>(c)) ||
+             (!first && std::isdigit(static_cast<unsigned char>(c)));
+    };
     if (s.empty() || !ok(s[0], true)) return false;
     return std::all_of(s.begin() + 1, s.end(), [&](char c) { return ok(c, false); });
   };
@@ -219,7 +222,7 @@ TEST_CASE("synthetic: the size ladder and launch shapes") {
       const size_t items = k == 0 ? (n[0] + size_t(p.coarsen) - 1) / size_t(p.coarsen) : n[k];
       CHECK(global[k] >= items);
       CHECK(global[k] < items + local[k]);  // rounded up, not more
-      if (k > 0) CHECK(local[k] <= n[k]);  // inner work-item dimensions are not padded
+      if (k > 0) CHECK(local[k] <= n[k]);   // inner work-item dimensions are not padded
       groups *= global[k] / local[k];
     }
     // Enough work-groups to spread over 16 cores and a GPU at the default scale (coarsening divides them by K).
@@ -257,7 +260,8 @@ TEST_CASE("synthetic: the size ladder and launch shapes") {
   CHECK(syn::extents(p, 1e-9)[0] == 1);
   CHECK(syn::extents(p, 20.0)[0] == 6990507);
   CHECK_THROWS_WITH(syn::extents(p, 30.0), Catch::Contains("more than 32-bit indices allow"));
-  for (double bad : {0.0, -1.0, std::nan("")}) CHECK_THROWS_WITH(syn::extents(p, bad), "scale must be a positive number");
+  for (double bad : {0.0, -1.0, std::nan("")})
+    CHECK_THROWS_WITH(syn::extents(p, bad), "scale must be a positive number");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -392,7 +396,7 @@ TEST_CASE("synthetic: the reference wraps int arithmetic like OpenCL and applies
   CHECK(o[5] == a[5]);  // row 0
   int32_t s = a[256 + 5];
   for (int r = 0; r < 4; ++r) s = s * 2 - 1;
-  CHECK(o[256 + 5] == s);  // row 1
+  CHECK(o[256 + 5] == s);           // row 1
   CHECK(o[512 + 5] == a[512 + 5]);  // row 2
 }
 
@@ -434,8 +438,8 @@ TEST_CASE("dop synth emit writes kernels and specs that load, run and validate")
   const fs::path dir = fresh_dir("emit-some");
   const std::string a = "2mat3d2c1C1R1T_d2_float_s1_wg64", b = "2mat3d2c1C1R1T_d2_float_s2_wg256",
                     c = "1mat4d1R_d3_int_s1_wg64_lm";
-  auto r = run_command(dop_binary() + " synth emit " + a + " " + b + " " + c + " --out " + dir.string() +
-                       " --scale 0.004");
+  auto r =
+      run_command(dop_binary() + " synth emit " + a + " " + b + " " + c + " --out " + dir.string() + " --scale 0.004");
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("wrote 3 workload specs and 2 kernels"));
   CHECK(fs::exists(dir / "syn_2mat3d2c1C1R1T_d2_float.cl"));
@@ -474,8 +478,8 @@ TEST_CASE("dop synth emit --all writes the whole set") {
 
 TEST_CASE("dop synth emit errors name the problem and write nothing") {
   const fs::path dir = fresh_dir("emit-errors");
-  auto r = run_command(dop_binary() + " synth emit 1mat3d_d1_float_s1_wg64 1mat3d_d1_flaot_s1_wg64 --out " +
-                       dir.string());
+  auto r =
+      run_command(dop_binary() + " synth emit 1mat3d_d1_float_s1_wg64 1mat3d_d1_flaot_s1_wg64 --out " + dir.string());
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("dop: error: synthetic workload '1mat3d_d1_flaot_s1_wg64': unknown data type"));
   CHECK_FALSE(fs::exists(dir));  // nothing written, not even the valid one

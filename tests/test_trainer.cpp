@@ -33,8 +33,9 @@ struct SynthRow {
 };
 
 std::string header_line() {
-  return std::string("platform_id,workload,set,kernel,mem_continuous,global_bytes_per_item,"
-                     "global_bytes_per_item_expr,") +
+  return std::string(
+             "platform_id,workload,set,kernel,mem_continuous,global_bytes_per_item,"
+             "global_bytes_per_item_expr,") +
          kLaunchAndTail + "\n";
 }
 
@@ -188,10 +189,12 @@ TEST_CASE("malformed datasets are refused naming file, line and column", "[train
     CHECK_THROWS_WITH(train::load_dataset(path), Catch::Contains(path) && Catch::Contains(expected));
   };
   refuse(replace_line(good, 1, ",valid,", ",okay,"), "bad.csv:1: no column 'valid'");
-  refuse(replace_line(good, 3, ",1,1024,64,", ",1,10x4,64,"), "bad.csv:3: column 9 (global_size): '10x4' is not a number");
+  refuse(replace_line(good, 3, ",1,1024,64,", ",1,10x4,64,"),
+         "bad.csv:3: column 9 (global_size): '10x4' is not a number");
   refuse(replace_line(good, 4, "w0,paper,k,1,", "w0,paper,k,abc,"), "bad.csv:4: column 5 (mem_continuous): 'abc'");
   refuse(replace_line(good, 5, "w0,", "w0,extra,"), "bad.csv:5: 36 fields, the header has 35");
-  refuse(replace_line(good, 12, ",0.25,0.25,", ",0.25,1.5,"), "bad.csv:12: column 19 (gpu_util): '1.5' is not in [0, 1]");
+  refuse(replace_line(good, 12, ",0.25,0.25,", ",0.25,1.5,"),
+         "bad.csv:12: column 19 (gpu_util): '1.5' is not in [0, 1]");
   refuse(replace_line(good, 7, ",1,", ",2,"), "bad.csv:7: column 34 (valid): '2' is not 0 or 1");
   refuse(replace_line(good, 8, "w0,paper,k,1,4,,1,", "w0,paper,k,1,4,,2,"), "bad.csv:8: column 8 (work_dim)");
   refuse(replace_line(good, 9, "w0,paper,k,1,4,,1,1024", "w0,paper,k,1,4,,1,4096"),
@@ -217,8 +220,8 @@ TEST_CASE("malformed datasets are refused naming file, line and column", "[train
 TEST_CASE("invalid rows are reported and not used", "[trainer]") {
   std::string text = good_rows(3);
   text = replace_line(text, 2 + 44 + 5, ",1,", ",0,wrong output");  // w1, one configuration invalid
-  text = replace_line(text, 2 + 88 + 7, ",1,", ",0,");               // w2 too
-  text += "synth,w3,paper,k,1,4,,1,1024,64,16,1024";                        // torn last line (killed writer)
+  text = replace_line(text, 2 + 88 + 7, ",1,", ",0,");              // w2 too
+  text += "synth,w3,paper,k,1,4,,1,1024,64,16,1024";                // torn last line (killed writer)
   const auto d = train::load_dataset(write_text("invalid.csv", text));
   CHECK(d.invalid_rows == 2);
   CHECK(d.excluded_workloads == 2);
@@ -474,14 +477,15 @@ TEST_CASE("expressions of code features are kept only when training could evalua
   const auto m2 = train::train(args, train::all_workloads(args), o);
   CHECK(feature(m2, "global_bytes_per_item").expr_key.empty());
   const pred::Predictor p(m2);
-  pred::CodeFeatures c{{{"mem_continuous", 1}, {"global_bytes_per_item", std::nan("")}}, {{"global_bytes_per_item_expr", "N * 4"}}};
+  pred::CodeFeatures c{{{"mem_continuous", 1}, {"global_bytes_per_item", std::nan("")}},
+                       {{"global_bytes_per_item_expr", "N * 4"}}};
   const auto l = pred::LaunchShape::parse("4096", "64");
   CHECK(p.scores(c, l, {{"N", 100}}) == p.scores(c, l));
 }
 
 TEST_CASE("code features are joined by kernel name into a dataset swept without them", "[trainer]") {
-  const std::vector<std::string> kernels = {"atax1", "atax2", "bicg1", "bicg2", "conv2d", "fdtd1", "fdtd2", "fdtd3",
-                                            "gemm",  "gesummv", "mvt1", "mvt2", "pagerank", "spmv", "syr2k"};
+  const std::vector<std::string> kernels = {"atax1", "atax2",   "bicg1", "bicg2", "conv2d",   "fdtd1", "fdtd2", "fdtd3",
+                                            "gemm",  "gesummv", "mvt1",  "mvt2",  "pagerank", "spmv",  "syr2k"};
   const std::string header = "file,kernel,mem_continuous,global_bytes_per_item,global_bytes_per_item_expr\n";
   std::string text = header;
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -506,11 +510,12 @@ TEST_CASE("code features are joined by kernel name into a dataset swept without 
   // Missing kernels, conflicting rows, a dataset that has features already.
   const auto missing = text.substr(0, text.find("gemm") - 5);  // up to fdtd3
   o.features = write_text("features_missing.csv", missing.substr(0, missing.rfind('\n') + 1));
-  CHECK_THROWS_WITH(train::load_dataset(plain, o), Catch::Contains("is not in") && Catch::Contains("features_missing.csv"));
-  o.features = write_text("features_conflict.csv", text + "other.cl,atax1,99,,\n");
   CHECK_THROWS_WITH(train::load_dataset(plain, o),
-                    Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
+                    Catch::Contains("is not in") && Catch::Contains("features_missing.csv"));
+  o.features = write_text("features_conflict.csv", text + "other.cl,atax1,99,,\n");
+  CHECK_THROWS_WITH(
+      train::load_dataset(plain, o),
+      Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
   o.features = write_text("features_ok.csv", text);
-  CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o),
-                    Catch::Contains("already has code features"));
+  CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o), Catch::Contains("already has code features"));
 }

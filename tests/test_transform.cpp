@@ -24,28 +24,28 @@ using dop::test::run_command;
 
 namespace {
 
-std::string data(const std::string &f) { return std::string(DOP_SOURCE_DIR) + "/tests/data/transform/" + f; }
+std::string data(const std::string& f) { return std::string(DOP_SOURCE_DIR) + "/tests/data/transform/" + f; }
 
-transform::Result transform_spec(const Spec &s) {
+transform::Result transform_spec(const Spec& s) {
   return transform::make_malleable(read_kernel_source(s), s.kernel_file, s.kernel_name, s.build_options);
 }
 
-const cl::Selection &devices() {
+const cl::Selection& devices() {
   static const cl::Selection sel = cl::select_devices(cl::discover(), "pocl:0", "pocl:1");
   return sel;
 }
 
 // Runs `s` through the executor with its malleable form at `configs` and
 // compares every output with `want`.
-void check_configs(const Spec &s, const std::string &malleable, const std::vector<ArgData> &want,
-                   const std::vector<Config> &configs, MemoryMode memory = MemoryMode::zero_copy) {
+void check_configs(const Spec& s, const std::string& malleable, const std::vector<ArgData>& want,
+                   const std::vector<Config>& configs, MemoryMode memory = MemoryMode::zero_copy) {
   ExecutorOptions o;
   o.memory = memory;
   o.malleable_source = malleable;
   Executor ex(s, read_kernel_source(s), devices(), o);
   const auto initial = make_args(s);
   auto args = initial;
-  for (const auto &c : configs) {
+  for (const auto& c : configs) {
     reset_writable(args, initial);
     const auto r = ex.launch(args, c);
     const auto cmp = compare_outputs(s, args, want);
@@ -69,7 +69,7 @@ std::vector<Config> gpu_levels() {
 
 // The original kernel run plainly (full launch, one device): what every
 // configuration must reproduce.
-std::vector<ArgData> plain_run(const Spec &s) {
+std::vector<ArgData> plain_run(const Spec& s) {
   return run_single(s, read_kernel_source(s), devices().cpu->device).args;
 }
 
@@ -79,7 +79,7 @@ std::string temp_dir() {
   return d.string();
 }
 
-void write_file(const std::string &path, const std::string &text) {
+void write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
 }
@@ -94,7 +94,7 @@ TEST_CASE(
   REQUIRE(files.size() == 30);
   const auto configs = Grid{}.configs();
   size_t n = 0;
-  for (const auto &f : files) {
+  for (const auto& f : files) {
     const Spec s = load_spec(f);
     const auto m = transform_spec(s);
     INFO(f << ": " << m.reason);
@@ -112,7 +112,7 @@ TEST_CASE(
 TEST_CASE(
     "malleable form: every builtin as in the original in 1D, 2D and 3D, "
     "with early returns and helpers") {
-  for (const char *f : {"builtins_1d.json", "builtins_2d.json", "builtins_3d.json"}) {
+  for (const char* f : {"builtins_1d.json", "builtins_2d.json", "builtins_3d.json"}) {
     const Spec s = load_spec(data(f));
     const auto m = transform_spec(s);
     INFO(f << ": " << m.reason);
@@ -120,7 +120,7 @@ TEST_CASE(
     const auto want = plain_run(s);
     // The check is not vacuous: the kernel writes ids (not zero) for most items
     // and returns early for the rest.
-    const int *w = want[0].as<int>();
+    const int* w = want[0].as<int>();
     size_t written = 0;
     for (size_t i = 0; i < s.global_items(); ++i) written += w[i * 23 + 22] >= 100;
     CHECK(written > s.global_items() / 2);
@@ -151,7 +151,8 @@ TEST_CASE(
   other.args.pop_back();
   other.global = {37 * 22 / 2};
   other.local = {37};
-  other.build_options += range_form_options(other.global, other.global.size() - 1, {}, true);  // the malleable source is built after the prelude
+  other.build_options += range_form_options(other.global, other.global.size() - 1, {},
+                                            true);  // the malleable source is built after the prelude
   const auto a = run_single(other, read_kernel_source(s), devices().cpu->device);
   const auto b = run_single(other, range_form_prelude() + m.source, devices().cpu->device);
   CHECK(compare_outputs(other, b.args, a.args).ok);
@@ -187,7 +188,7 @@ TEST_CASE(
 TEST_CASE(
     "kernels the work-list loop would break are refused with the reason "
     "and run unthrottled correctly") {
-  for (const char *f : {"reduce.json", "shift.json"}) {
+  for (const char* f : {"reduce.json", "shift.json"}) {
     const Spec s = load_spec(data(f));
     const auto m = transform_spec(s);
     INFO(m.reason);
@@ -205,7 +206,7 @@ TEST_CASE(
     o.malleable_note = m.reason;
     Executor ex(s, read_kernel_source(s), devices(), o);
     const auto initial = make_args(s);
-    for (const auto &c : std::vector<Config>{{0, 0.25}, {0.5, 0.5}, {0, 1}}) {
+    for (const auto& c : std::vector<Config>{{0, 0.25}, {0.5, 0.5}, {0, 1}}) {
       auto args = initial;
       const auto r = ex.launch(args, c);
       CHECK_FALSE(r.gpu_throttled);
@@ -216,7 +217,7 @@ TEST_CASE(
 }
 
 TEST_CASE("refusals name file, line, kernel and cause") {
-  auto reason = [](const std::string &src, const std::string &kernel, const std::string &opts = {}) {
+  auto reason = [](const std::string& src, const std::string& kernel, const std::string& opts = {}) {
     const auto r = transform::make_malleable(src, "t.cl", kernel, opts);
     CHECK_FALSE(r.ok);
     return r.reason;
@@ -365,7 +366,7 @@ TEST_CASE(
       "int dop_gpu_alloc) { a[0] = 1; }\n";
   const std::string good = bundle_to_json(b);
   const std::string path = temp_dir() + "/corrupt.json";
-  auto load_text = [&](const std::string &text) {
+  auto load_text = [&](const std::string& text) {
     write_file(path, text);
     return load_bundle(path);
   };
@@ -380,18 +381,18 @@ TEST_CASE(
   CHECK_THROWS_WITH(load_text("[1, 2]"), Catch::Contains(path) && Catch::Contains("not a JSON object"));
   CHECK_THROWS_WITH(load_text(R"({"format":"dop-spec/1"})"),
                     Catch::Equals(path + ": not a dop bundle (format 'dop-spec/1', expected dop-bundle/1)"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j["format"] = "dop-bundle/2"; })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j["format"] = "dop-bundle/2"; })),
                     Catch::Equals(path + ": bundle format 'dop-bundle/2' is not supported "
                                          "(this dop reads dop-bundle/1)"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j.erase("source"); })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j.erase("source"); })),
                     Catch::Equals(path + ": missing field 'source'"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j["kernel"]["name"] = 3; })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j["kernel"]["name"] = 3; })),
                     Catch::Equals(path + ": field 'kernel.name' must be a string, found number"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j["source"] = "__kernel void k() {}"; })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j["source"] = "__kernel void k() {}"; })),
                     Catch::Contains("the source of kernel 'k' does not match its checksum"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j["malleable"]["source"] = "x"; })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j["malleable"]["source"] = "x"; })),
                     Catch::Contains("the malleable source of kernel 'k' does not match its checksum"));
-  CHECK_THROWS_WITH(load_text(edited([](auto &j) { j["malleable"]["source"] = nullptr; })),
+  CHECK_THROWS_WITH(load_text(edited([](auto& j) { j["malleable"]["source"] = nullptr; })),
                     Catch::Contains(path) && Catch::Contains("checksum"));
 }
 
@@ -407,7 +408,7 @@ TEST_CASE("dop bundle and dop run --bundle --validate through the CLI") {
   const Bundle bundle = load_bundle(b1);
   CHECK(bundle.kernel == "helpers");
   CHECK(nlohmann::json::parse(bundle.features_json)["kernel"] == "helpers");
-  for (const char *cfg : {"0,0.25", "0.5,0.5", "0,1"}) {
+  for (const char* cfg : {"0,0.25", "0.5,0.5", "0,1"}) {
     r = run_command(dop_binary() + " run " + data("helpers.json") + " --bundle " + b1 + " --config " + cfg +
                     " --validate --json");
     INFO(cfg << ": " << r.out);

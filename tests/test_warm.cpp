@@ -85,7 +85,7 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
     int warm = 0;
     for (const auto& cfg : Grid{}.configs()) {
       if (cfg.cpu == 0 || cfg.gpu == 0) continue;  // one device: nothing to learn
-      ex.forget_warm_starts();  // configurations the GPU runs unthrottled share what they learn
+      ex.forget_warm_starts();                     // configurations the GPU runs unthrottled share what they learn
       // The rule, replayed: the learned share averages the balanced shares of the launches that ran both devices
       // (the first warm one replaces what cold ones measured; one that disagrees by more than 0.25 replaces the
       // average); a launch is warm once both devices have measured rates (each has run a chunk).

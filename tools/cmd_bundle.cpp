@@ -28,7 +28,7 @@ struct BundleFlags {
   std::string out;
 };
 
-void run_bundle(const BundleFlags &f) {
+void run_bundle(const BundleFlags& f) {
   std::ifstream in(f.file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
   std::ostringstream buf;
@@ -39,18 +39,18 @@ void run_bundle(const BundleFlags &f) {
   fo.build_options = f.build_options;
   auto analysis = features::analyze(source, f.file, fo);
   std::string kernel = f.kernel, names;
-  for (const auto &k : analysis.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  for (const auto& k : analysis.kernels) names += (names.empty() ? "" : ", ") + k.name;
   if (kernel.empty()) {
     if (analysis.kernels.size() != 1)
       throw std::runtime_error("'" + f.file + "' has " + std::to_string(analysis.kernels.size()) + " kernels (" +
                                names + "): say which with --kernel");
     kernel = analysis.kernels[0].name;
   }
-  const features::KernelFeatures *feats = nullptr;
-  for (const auto &k : analysis.kernels)
+  const features::KernelFeatures* feats = nullptr;
+  for (const auto& k : analysis.kernels)
     if (k.name == kernel) feats = &k;
   if (!feats) {
-    for (const auto &d : analysis.diagnostics) std::cerr << d.str() << "\n";
+    for (const auto& d : analysis.diagnostics) std::cerr << d.str() << "\n";
     throw std::runtime_error("no kernel '" + kernel + "' in '" + f.file + "'" +
                              (names.empty() ? std::string() : " (kernels: " + names + ")"));
   }
@@ -74,8 +74,8 @@ void run_bundle(const BundleFlags &f) {
 
 }  // namespace
 
-void add_bundle(CLI::App &app) {
-  auto *cmd = app.add_subcommand("bundle",
+void add_bundle(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bundle",
                                  "Bundle a kernel: its source, malleable GPU form (or why there "
                                  "is none) and static "
                                  "features, for dop run --bundle (docs/bundle.md)");

@@ -50,7 +50,8 @@ double triad_gbs(cl_device_id dev, size_t n, int repeat) {
   Bench b(dev);
   auto k = cl::create_kernel(b.prog, "triad");
   const size_t bytes = n * sizeof(float);
-  cl::Buffer A = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes), B = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
+  cl::Buffer A = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
+             B = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
              C = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes);
   const float zero = 1.0f;
   for (auto* m : {&A, &B, &C})

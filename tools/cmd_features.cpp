@@ -39,9 +39,9 @@ void print_text(const features::KernelFeatures& k) {
     if (key == "global_bytes_per_item") continue;
     std::printf("  %-24s %s\n", key.c_str(), number(value).c_str());
   }
-  std::printf("  %-24s %s\n", "global_bytes_per_item",
-              k.global_bytes_per_item ? number(*k.global_bytes_per_item).c_str()
-                                      : k.global_bytes_per_item_expr.c_str());
+  std::printf(
+      "  %-24s %s\n", "global_bytes_per_item",
+      k.global_bytes_per_item ? number(*k.global_bytes_per_item).c_str() : k.global_bytes_per_item_expr.c_str());
   if (!k.args.empty()) {
     std::cout << "  args:\n";
     for (const auto& a : k.args)
@@ -102,9 +102,10 @@ void run_features(const FeaturesFlags& f) {
 }  // namespace
 
 void add_features(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "features", "Static code features of the kernels in an OpenCL C file (Dopia Table 1, then the rest; "
-                  "see docs/features.md)");
+  auto* cmd =
+      app.add_subcommand("features",
+                         "Static code features of the kernels in an OpenCL C file (Dopia Table 1, then the rest; "
+                         "see docs/features.md)");
   auto flags = std::make_shared<FeaturesFlags>();
   cmd->add_option("FILE", flags->file, "OpenCL C source file")->required();
   cmd->add_option("--kernel", flags->kernel, "Only this kernel");

@@ -56,14 +56,15 @@ class Progress {
     std::snprintf(eta_s, sizeof eta_s, "%dm%02ds", int(eta) / 60, int(eta) % 60);
     if (tty_) {
       const int width = 30, fill = int(pct / 100 * width);
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu %5.1f%% %6.2f runs/s ETA %s  %-40.40s", std::string(size_t(fill), '#').c_str(),
-                   std::string(size_t(width - fill), '.').c_str(), done, total, pct, rate, eta_s, w.c_str());
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu %5.1f%% %6.2f runs/s ETA %s  %-40.40s",
+                   std::string(size_t(fill), '#').c_str(), std::string(size_t(width - fill), '.').c_str(), done, total,
+                   pct, rate, eta_s, w.c_str());
       if (done == total) std::fprintf(stderr, "\n");
     } else if (done == total || pct >= last_pct_ + 5 || el >= last_t_ + 30) {
       last_pct_ = pct;
       last_t_ = el;
-      std::fprintf(stderr, "sweep: %zu/%zu configuration runs (%.1f%%), %.2f runs/s, ETA %s, at %s\n", done, total,
-                   pct, rate, eta_s, w.c_str());
+      std::fprintf(stderr, "sweep: %zu/%zu configuration runs (%.1f%%), %.2f runs/s, ETA %s, at %s\n", done, total, pct,
+                   rate, eta_s, w.c_str());
     }
     std::fflush(stderr);
   }
@@ -146,10 +147,11 @@ void run_sweep_cmd(const SweepFlags& f) {
   std::printf("sweep: %zu rows written, %zu already present, %zu invalid\n", sum.rows_written, sum.rows_skipped,
               sum.invalid);
   if (sum.rows_written > 0)
-    std::printf("time: %.1f s wall, %.1f ms per row: setup %.1f s, timed runs %.1f s, launch overhead %.1f s, "
-                "restoring outputs %.1f s, validation %.1f s, writing %.1f s\n",
-                sum.wall_s, 1e3 * sum.wall_s / double(sum.rows_written), sum.setup_s, sum.timed_s,
-                sum.launch_overhead_s, sum.reset_s, sum.validate_s, sum.write_s);
+    std::printf(
+        "time: %.1f s wall, %.1f ms per row: setup %.1f s, timed runs %.1f s, launch overhead %.1f s, "
+        "restoring outputs %.1f s, validation %.1f s, writing %.1f s\n",
+        sum.wall_s, 1e3 * sum.wall_s / double(sum.rows_written), sum.setup_s, sum.timed_s, sum.launch_overhead_s,
+        sum.reset_s, sum.validate_s, sum.write_s);
 }
 
 }  // namespace

@@ -86,7 +86,8 @@ void add_synth(CLI::App& app) {
   emit->add_flag("--all", o->all, "Every workload of --set");
   emit->add_option("--set", o->set, "The set for --all: paper or extended")->check(sets)->capture_default_str();
   emit->add_option("--out", o->out, "Output folder (created if missing)")->required();
-  emit->add_option("--scale", o->scale, "Size scale: rung r moves about 256 MiB * 2^(r-1) * scale (1: 2-20 ms on a 16-core CPU)")
+  emit->add_option("--scale", o->scale,
+                   "Size scale: rung r moves about 256 MiB * 2^(r-1) * scale (1: 2-20 ms on a 16-core CPU)")
       ->capture_default_str();  // checked by synthetic::extents(), which names the problem
   emit->callback([o] { run_emit(*o); });
 }

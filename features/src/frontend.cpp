@@ -24,8 +24,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "crash_guard.hpp"
 #include <cctype>
+#include "crash_guard.hpp"
 
 namespace dop::features::detail {
 
@@ -122,8 +122,8 @@ class Collector : public clang::DiagnosticConsumer {
           while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
           called = p < end && *p == '(';
         }
-        if (!called && std::find(unknown_identifiers.begin(), unknown_identifiers.end(), name) ==
-                           unknown_identifiers.end())
+        if (!called &&
+            std::find(unknown_identifiers.begin(), unknown_identifiers.end(), name) == unknown_identifiers.end())
           unknown_identifiers.push_back(std::move(name));
       }
     }
@@ -195,12 +195,13 @@ std::vector<std::string> split_options(const std::string& s) {
 }
 
 /// Turns OpenCL build options into cc1 arguments; unsupported ones become warnings.
-void translate_options(const std::string& build_options, std::vector<std::string>& args,
-                       std::vector<Diagnostic>& diags, std::string& cl_std) {
+void translate_options(const std::string& build_options, std::vector<std::string>& args, std::vector<Diagnostic>& diags,
+                       std::string& cl_std) {
   const auto words = split_options(build_options);
-  static const char* passthrough[] = {"-cl-fast-relaxed-math", "-cl-finite-math-only",  "-cl-unsafe-math-optimizations",
-                                      "-cl-no-signed-zeros",   "-cl-mad-enable",        "-cl-denorms-are-zero",
-                                      "-cl-single-precision-constant", "-cl-opt-disable", "-cl-kernel-arg-info"};
+  static const char* passthrough[] = {
+      "-cl-fast-relaxed-math",         "-cl-finite-math-only", "-cl-unsafe-math-optimizations",
+      "-cl-no-signed-zeros",           "-cl-mad-enable",       "-cl-denorms-are-zero",
+      "-cl-single-precision-constant", "-cl-opt-disable",      "-cl-kernel-arg-info"};
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w == "-D" || w == "-U" || w == "-I") {
@@ -212,8 +213,8 @@ void translate_options(const std::string& build_options, std::vector<std::string
       args.push_back(w);
     } else if (w.rfind("-cl-std=", 0) == 0) {
       cl_std = w.substr(8);
-    } else if (std::find_if(std::begin(passthrough), std::end(passthrough),
-                            [&](const char* p) { return w == p; }) != std::end(passthrough)) {
+    } else if (std::find_if(std::begin(passthrough), std::end(passthrough), [&](const char* p) { return w == p; }) !=
+               std::end(passthrough)) {
       args.push_back(w);
     } else if (w == "-w" || w == "-Werror" || w.rfind("-cl-", 0) == 0) {
       // accepted by OpenCL compilers, irrelevant to the front end
@@ -246,15 +247,19 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
       clang::CompilerInstance::createDiagnostics(new clang::DiagnosticOptions(), &collector, /*ShouldOwnClient=*/false);
 
   const std::string resource_dir = clang_resource_dir();
-  std::vector<std::string> args = {"-triple", "spir64-unknown-unknown",
-                                   "-x", "cl",
+  std::vector<std::string> args = {"-triple",
+                                   "spir64-unknown-unknown",
+                                   "-x",
+                                   "cl",
                                    "-cl-std=" + cl_std,
                                    "-finclude-default-header",
                                    "-fdeclare-opencl-builtins",
                                    "-fsyntax-only",
                                    "-w",
-                                   "-ferror-limit", "100",
-                                   "-resource-dir", resource_dir};
+                                   "-ferror-limit",
+                                   "100",
+                                   "-resource-dir",
+                                   resource_dir};
   args.insert(args.end(), user_args.begin(), user_args.end());
   args.push_back(file_name);
   std::vector<const char*> argv;
@@ -372,8 +377,8 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
     if (options.time_limit_ms) {
       const auto spent =
           std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-      retry.time_limit_ms = std::max<unsigned>(1, options.time_limit_ms - std::min<unsigned>(options.time_limit_ms - 1,
-                                                                                              unsigned(spent.count())));
+      retry.time_limit_ms = std::max<unsigned>(
+          1, options.time_limit_ms - std::min<unsigned>(options.time_limit_ms - 1, unsigned(spent.count())));
     }
     Attempt b = parse_once(prelude + std::string(source), file_name, retry);
     auto errors = [](const Attempt& x) {
@@ -387,8 +392,8 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
     } else if (b.unit && errors(b) < errors(a)) {
       std::vector<Diagnostic> notes;
       for (const auto& n : types)
-        notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
-                         "unknown type name '" + n + "' assumed to be float"});
+        notes.push_back(
+            {Diagnostic::Severity::warning, file_name, 0, 0, "unknown type name '" + n + "' assumed to be float"});
       for (const auto& n : constants)
         notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
                          "undeclared identifier '" + n + "' taken as a symbolic integer constant"});

@@ -131,10 +131,14 @@ std::string csv_field(const std::string& s) {
 
 const char* severity_name(Diagnostic::Severity s) {
   switch (s) {
-    case Diagnostic::Severity::note: return "note";
-    case Diagnostic::Severity::warning: return "warning";
-    case Diagnostic::Severity::error: return "error";
-    case Diagnostic::Severity::fatal: return "fatal error";
+    case Diagnostic::Severity::note:
+      return "note";
+    case Diagnostic::Severity::warning:
+      return "warning";
+    case Diagnostic::Severity::error:
+      return "error";
+    case Diagnostic::Severity::fatal:
+      return "fatal error";
   }
   return "error";
 }
@@ -157,9 +161,12 @@ std::string ArgInfo::access() const {
 
 const char* trip_kind_name(TripCount::Kind k) {
   switch (k) {
-    case TripCount::Kind::constant: return "constant";
-    case TripCount::Kind::symbolic: return "symbolic";
-    case TripCount::Kind::unknown: return "unknown";
+    case TripCount::Kind::constant:
+      return "constant";
+    case TripCount::Kind::symbolic:
+      return "symbolic";
+    case TripCount::Kind::unknown:
+      return "unknown";
   }
   return "unknown";
 }

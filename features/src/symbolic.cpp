@@ -137,9 +137,8 @@ Poly Poly::operator*(const Poly& o) const {
 
 Poly Poly::exact_div(int64_t d) const {
   Poly r;
-  if (bad_ || d == 0 || (d == -1 && std::any_of(terms_.begin(), terms_.end(), [](const auto& t) {
-                           return t.second == INT64_MIN;
-                         }))) {
+  if (bad_ || d == 0 ||
+      (d == -1 && std::any_of(terms_.begin(), terms_.end(), [](const auto& t) { return t.second == INT64_MIN; }))) {
     r.bad_ = true;
     return r;
   }

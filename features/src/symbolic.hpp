@@ -35,7 +35,7 @@ struct Atom {
   AtomKind kind = AtomKind::opaque;
   std::string name;  ///< printable form (params, launch, quot, symbol); empty for opaque
   Deps deps;
-  bool loaded = false;  ///< opaque value read from memory
+  bool loaded = false;      ///< opaque value read from memory
   bool renderable = false;  ///< can appear in a launch-time expression (params, launch, symbols, their quotients)
 };
 

@@ -303,8 +303,8 @@ void check_csr(const Args& a, const char* rowptr_name, const int32_t* rowptr, si
     if (rowptr[i + 1] < rowptr[i]) a.fail(rowptr_name, "decreases at row " + std::to_string(i));
   }
   if (size_t(rowptr[n]) > entries) {
-    a.fail(rowptr_name, "ends at " + std::to_string(rowptr[n]) + ", beyond the " + std::to_string(entries) +
-                            " stored elements");
+    a.fail(rowptr_name,
+           "ends at " + std::to_string(rowptr[n]) + ", beyond the " + std::to_string(entries) + " stored elements");
   }
   for (size_t k = size_t(rowptr[0]); k < size_t(rowptr[n]); ++k) {
     if (idx[k] < 0 || size_t(idx[k]) >= bound) {
@@ -363,9 +363,9 @@ struct Entry {
 };
 
 const Entry kEntries[] = {
-    {"conv2d", conv2d}, {"atax1", atax1}, {"atax2", atax2},     {"bicg1", bicg1}, {"bicg2", bicg2},
-    {"fdtd1", fdtd1},   {"fdtd2", fdtd2}, {"fdtd3", fdtd3},     {"gemm", gemm},   {"gesummv", gesummv},
-    {"mvt1", mvt1},     {"mvt2", mvt2},   {"syr2k", syr2k},     {"spmv", spmv},   {"pagerank", pagerank},
+    {"conv2d", conv2d}, {"atax1", atax1}, {"atax2", atax2}, {"bicg1", bicg1}, {"bicg2", bicg2},
+    {"fdtd1", fdtd1},   {"fdtd2", fdtd2}, {"fdtd3", fdtd3}, {"gemm", gemm},   {"gesummv", gesummv},
+    {"mvt1", mvt1},     {"mvt2", mvt2},   {"syr2k", syr2k}, {"spmv", spmv},   {"pagerank", pagerank},
 };
 
 }  // namespace

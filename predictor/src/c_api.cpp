@@ -47,15 +47,14 @@ int dop_predictor_predict(dop_predictor* p, const char* kernel_id, size_t n_feat
   try {
     if (!p || !out) return fail("dop_predictor_predict: predictor or out is NULL");
     if (n_features && (!names || !values)) return fail("dop_predictor_predict: feature names or values are NULL");
-    if (work_dim < 1 || work_dim > 3) return fail("dop_predictor_predict: work_dim " + std::to_string(work_dim) +
-                                                  " is not 1, 2 or 3");
+    if (work_dim < 1 || work_dim > 3)
+      return fail("dop_predictor_predict: work_dim " + std::to_string(work_dim) + " is not 1, 2 or 3");
     if (!global || !local) return fail("dop_predictor_predict: global or local is NULL");
     dop::pred::LaunchShape l;
     l.work_dim = work_dim;
     for (unsigned d = 0; d < work_dim; ++d) {
       if (global[d] == 0 || local[d] == 0)
-        return fail("dop_predictor_predict: global and local sizes must be >= 1 (dimension " + std::to_string(d) +
-                    ")");
+        return fail("dop_predictor_predict: global and local sizes must be >= 1 (dimension " + std::to_string(d) + ")");
       l.global[d] = global[d];
       l.local[d] = local[d];
     }

@@ -54,25 +54,44 @@ void array(std::ostream& o, const char* type, const char* name, const std::vecto
 // The C++ expression of a builtin feature over the locals of features() below. Mirrors builtin_value().
 std::string builtin_expr(int id) {
   switch (id) {
-    case kWorkDim: return "double(work_dim)";
-    case kGlobalSize: return "double(gs[0] * gs[1] * gs[2])";
-    case kLocalSize: return "double(ls[0] * ls[1] * ls[2])";
-    case kNumGroups: return "groups";
-    case kGlobalX: return "double(gs[0])";
-    case kGlobalY: return "double(gs[1])";
-    case kGlobalZ: return "double(gs[2])";
-    case kLocalX: return "double(ls[0])";
-    case kLocalY: return "double(ls[1])";
-    case kLocalZ: return "double(ls[2])";
-    case kGroupsPerGpuUnit: return "groups / kGpuUnits";
-    case kGpuWaves: return "std::ceil(groups / kGpuUnits)";
-    case kCpuCores: return "cores";
-    case kGroupsPerCpuCore: return "(cores > 0 ? groups / cores : 0.0)";
-    case kCpuWaves: return "(cores > 0 ? std::ceil(groups / cores) : 0.0)";
-    case kGpuItemsPerUnit: return "double(gs[0] * gs[1] * gs[2]) * gpu_util / kGpuUnits";
-    case kCpuUtil: return "cpu_util";
-    case kGpuUtil: return "gpu_util";
-    default: throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
+    case kWorkDim:
+      return "double(work_dim)";
+    case kGlobalSize:
+      return "double(gs[0] * gs[1] * gs[2])";
+    case kLocalSize:
+      return "double(ls[0] * ls[1] * ls[2])";
+    case kNumGroups:
+      return "groups";
+    case kGlobalX:
+      return "double(gs[0])";
+    case kGlobalY:
+      return "double(gs[1])";
+    case kGlobalZ:
+      return "double(gs[2])";
+    case kLocalX:
+      return "double(ls[0])";
+    case kLocalY:
+      return "double(ls[1])";
+    case kLocalZ:
+      return "double(ls[2])";
+    case kGroupsPerGpuUnit:
+      return "groups / kGpuUnits";
+    case kGpuWaves:
+      return "std::ceil(groups / kGpuUnits)";
+    case kCpuCores:
+      return "cores";
+    case kGroupsPerCpuCore:
+      return "(cores > 0 ? groups / cores : 0.0)";
+    case kCpuWaves:
+      return "(cores > 0 ? std::ceil(groups / cores) : 0.0)";
+    case kGpuItemsPerUnit:
+      return "double(gs[0] * gs[1] * gs[2]) * gpu_util / kGpuUnits";
+    case kCpuUtil:
+      return "cpu_util";
+    case kGpuUtil:
+      return "gpu_util";
+    default:
+      throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
   }
 }
 
@@ -107,8 +126,10 @@ std::string generate_header(const Model& m, const std::string& ns) {
   o << "inline constexpr int kNumCodeFeatures = " << keys.size() << ";\n";
   array(o, "const char*", "kFeatureNames", names, quoted);
   o << "// The code features decide() takes, in this order (keys of `dop features`).\n";
-  if (keys.empty()) o << "inline constexpr const char* kCodeFeatureKeys[1] = {nullptr};\n";
-  else array(o, "const char*", "kCodeFeatureKeys", keys, quoted);
+  if (keys.empty())
+    o << "inline constexpr const char* kCodeFeatureKeys[1] = {nullptr};\n";
+  else
+    array(o, "const char*", "kCodeFeatureKeys", keys, quoted);
   o << "inline constexpr int kNumConfigs = " << configs.size() << ";\n";
   std::vector<double> cc, cg;
   for (const auto& c : configs) {
@@ -196,7 +217,8 @@ std::string generate_header(const Model& m, const std::string& ns) {
       << "    double prod = kWeight[t];\n"
       << "    for (int k = kBegin[t]; k < kBegin[t + 1]; ++k) {\n"
       << "      const double v = double(x[kFactorFeature[k]]);\n"
-      << "      prod *= std::isnan(v) ? 0.0 : ((kFactorLog1p[k] ? std::log1p(std::max(v, 0.0)) : v) - kFactorMean[k]) /\n"
+      << "      prod *= std::isnan(v) ? 0.0 : ((kFactorLog1p[k] ? std::log1p(std::max(v, 0.0)) : v) - kFactorMean[k]) "
+         "/\n"
       << "                                     kFactorScale[k];\n"
       << "    }\n"
       << "    sum += prod;\n"

@@ -47,8 +47,7 @@ void Model::validate(const std::string& origin) const {
   for (const auto* lv : {&cpu_levels, &gpu_levels})
     for (size_t i = 0; i < lv->size(); ++i) {
       const double x = (*lv)[i];
-      if (!(x >= 0 && x <= 1) || (i && !(x > (*lv)[i - 1])))
-        bad("grid: levels must increase strictly within [0, 1]");
+      if (!(x >= 0 && x <= 1) || (i && !(x > (*lv)[i - 1]))) bad("grid: levels must increase strictly within [0, 1]");
     }
   if (configs().empty()) bad("grid: no configuration besides (0, 0)");
   if (platform.id.empty()) bad("platform: empty id");
@@ -93,8 +92,9 @@ void Model::validate(const std::string& origin) const {
       }
       if (size_t(tr.left[i]) <= i || size_t(tr.right[i]) <= i || size_t(tr.left[i]) >= n || size_t(tr.right[i]) >= n)
         bad(wn + ": child index out of range (children must follow their parent)");
-      if (tr.feature[i] < 0 || tr.feature[i] >= nf) bad(wn + ": feature index " + std::to_string(tr.feature[i]) +
-                                                        " out of range (" + std::to_string(nf) + " features)");
+      if (tr.feature[i] < 0 || tr.feature[i] >= nf)
+        bad(wn + ": feature index " + std::to_string(tr.feature[i]) + " out of range (" + std::to_string(nf) +
+            " features)");
       if (std::isnan(tr.threshold[i])) bad(wn + ": threshold is NaN");
     }
     // A tree, not a DAG: every node but the root has exactly one parent (children follow parents, so all nodes
@@ -251,7 +251,9 @@ std::string Model::to_json(int indent) const {
     for (const auto& t : terms) {
       nlohmann::ordered_json fs2 = nlohmann::ordered_json::array();
       for (const auto& f : t.factors)
-        fs2.push_back({{"feature", f.feature}, {"transform", f.log1p ? "log1p" : "identity"}, {"mean", f.mean},
+        fs2.push_back({{"feature", f.feature},
+                       {"transform", f.log1p ? "log1p" : "identity"},
+                       {"mean", f.mean},
                        {"scale", f.scale}});
       ts.push_back({{"weight", t.weight}, {"factors", fs2}});
     }
@@ -269,8 +271,10 @@ std::string Model::to_json(int indent) const {
       const char c = out[i];
       if (in_string) {
         packed += c;
-        if (c == '\\' && i + 1 < out.size()) packed += out[++i];
-        else if (c == '"') in_string = false;
+        if (c == '\\' && i + 1 < out.size())
+          packed += out[++i];
+        else if (c == '"')
+          in_string = false;
         continue;
       }
       if (c == '"') in_string = true;
@@ -300,8 +304,8 @@ Model Model::parse(const std::string& text, const std::string& origin) {
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     const auto p = what.find("parse error");
-    throw ModelError(origin + ":" + position(text, e.byte ? e.byte - 1 : 0) + ": invalid JSON: " +
-                     (p == std::string::npos ? what : what.substr(p)));
+    throw ModelError(origin + ":" + position(text, e.byte ? e.byte - 1 : 0) +
+                     ": invalid JSON: " + (p == std::string::npos ? what : what.substr(p)));
   }
   const Node root{j, "$", origin};
   if (!j.is_object()) root.fail("not a JSON object (a dop model file starts with {\"format\": \"dop-model/1\", ...})");

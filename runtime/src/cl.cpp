@@ -97,7 +97,8 @@ Error::Error(cl_int code, std::string call, std::string context)
     : std::runtime_error(format_error(code, call, context)), code_(code), call_(std::move(call)) {}
 
 BuildError::BuildError(cl_int code, std::string file, std::string log)
-    : Error(code, "clBuildProgram", "failed to build " + file + "\n" + log), file_(std::move(file)),
+    : Error(code, "clBuildProgram", "failed to build " + file + "\n" + log),
+      file_(std::move(file)),
       log_(std::move(log)) {}
 
 void check(cl_int code, const char* call, const std::string& context) {
@@ -133,9 +134,7 @@ std::string platform_string(cl_platform_id p, cl_platform_info what) {
   return s;
 }
 
-std::string DeviceInfo::identity() const {
-  return platform_name + "|" + name + "|" + vendor + "|" + driver_version;
-}
+std::string DeviceInfo::identity() const { return platform_name + "|" + name + "|" + vendor + "|" + driver_version; }
 
 namespace {
 
@@ -235,8 +234,8 @@ std::vector<DeviceInfo> discover() {
       // CL_DEVICE_HOST_UNIFIED_MEMORY is deprecated in 2.0 but still answered by every ICD we know; treat a failed
       // query as "not unified" (the safe answer: copies instead of zero-copy).
       cl_bool unified = CL_FALSE;
-      if (clGetDeviceInfo(devs[i], 0x1035 /* CL_DEVICE_HOST_UNIFIED_MEMORY */, sizeof(unified), &unified,
-                          nullptr) != CL_SUCCESS)
+      if (clGetDeviceInfo(devs[i], 0x1035 /* CL_DEVICE_HOST_UNIFIED_MEMORY */, sizeof(unified), &unified, nullptr) !=
+          CL_SUCCESS)
         unified = CL_FALSE;
       di.host_unified_memory = unified == CL_TRUE;
       di.fission_by_counts = supports_partition_by_counts(devs[i]);
@@ -369,8 +368,8 @@ Program build_program(const Context& ctx, const std::vector<cl_device_id>& devic
   const size_t len = source.size();
   Program p(clCreateProgramWithSource(ctx.get(), 1, &src, &len, &err));
   check(err, "clCreateProgramWithSource", file);
-  err = clBuildProgram(p.get(), static_cast<cl_uint>(devices.size()), devices.data(), options.c_str(), nullptr,
-                       nullptr);
+  err =
+      clBuildProgram(p.get(), static_cast<cl_uint>(devices.size()), devices.data(), options.c_str(), nullptr, nullptr);
   if (err != CL_SUCCESS) {
     std::string log;
     for (cl_device_id d : devices) {
@@ -442,9 +441,9 @@ std::string kernel_name(const Kernel& k) {
 void set_arg(const Kernel& k, cl_uint index, size_t size, const void* value) {
   cl_int err = clSetKernelArg(k.get(), index, size, value);
   if (err != CL_SUCCESS)
-    throw Error(err, "clSetKernelArg",
-                "kernel '" + kernel_name(k) + "' argument " + std::to_string(index) + " (" + std::to_string(size) +
-                    " bytes)");
+    throw Error(
+        err, "clSetKernelArg",
+        "kernel '" + kernel_name(k) + "' argument " + std::to_string(index) + " (" + std::to_string(size) + " bytes)");
 }
 
 void set_arg_svm(const Kernel& k, cl_uint index, const void* ptr) {
@@ -499,8 +498,7 @@ EventTimes event_times(const Event& e) {
 DeviceHandle create_sub_device(const DeviceInfo& parent, cl_uint cores) {
   if (cores == 0 || cores > parent.compute_units)
     throw std::invalid_argument("cannot make a " + std::to_string(cores) + "-core sub-device of " + parent.id + " (" +
-                                parent.name + "): it has " + std::to_string(parent.compute_units) +
-                                " compute units");
+                                parent.name + "): it has " + std::to_string(parent.compute_units) + " compute units");
   if (!parent.fission_by_counts)
     throw Error(CL_INVALID_DEVICE_PARTITION_COUNT, "clCreateSubDevices",
                 "device " + parent.id + " (" + parent.name + ") does not support CL_DEVICE_PARTITION_BY_COUNTS");

@@ -42,10 +42,18 @@ std::string sum_expr(const Params& p, const std::vector<std::string>& v) {
     const std::string m = detail::matrix_name(t.matrix);
     std::string e;
     switch (t.access) {
-      case TermAccess::continuous: e = m + "[" + idx + "]"; break;
-      case TermAccess::transposed: e = m + "[" + transposed(v) + "]"; break;
-      case TermAccess::random: e = m + "[Idx[" + idx + "]]"; break;
-      case TermAccess::constant: e = m + "[K]"; break;
+      case TermAccess::continuous:
+        e = m + "[" + idx + "]";
+        break;
+      case TermAccess::transposed:
+        e = m + "[" + transposed(v) + "]";
+        break;
+      case TermAccess::random:
+        e = m + "[Idx[" + idx + "]]";
+        break;
+      case TermAccess::constant:
+        e = m + "[K]";
+        break;
     }
     for (int j = 1; j <= p.gamma; ++j) e = "(" + e + (j % 2 ? " * c" : " + c") + std::to_string(j) + ")";
     sum += (sum.empty() ? "" : " + ") + e;
@@ -118,15 +126,15 @@ std::string kernel_source(const Params& p) {
   for (int j = 1; j <= p.gamma; ++j) o << (j % 2 ? " * c" : " + c") << j;
   o << (p.gamma ? " (left to right)" : "") << ".\n";
   if (p.coarsen != 1) o << "// _w" << p.coarsen << ": every work-item processes " << p.coarsen << " outer rows.\n";
-  if (p.divergent)
-    o << "// _div: odd outer rows apply s = s*b1 + b2 " << detail::kDivRounds << " more times.\n";
+  if (p.divergent) o << "// _div: odd outer rows apply s = s*b1 + b2 " << detail::kDivRounds << " more times.\n";
   if (p.local_mem) o << "// _lm: results are staged in local memory and written per work-group after a barrier.\n";
   if (p.dtype == DType::f64) o << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
 
   // Signature: inputs, output, index array, extents, constant address, γ constants, _div constants, local tile.
   o << "__kernel void " << kname << "(";
   std::vector<std::string> params;
-  for (int k = 0; k < p.alpha; ++k) params.push_back("__global const " + std::string(T) + "* " + detail::matrix_name(k));
+  for (int k = 0; k < p.alpha; ++k)
+    params.push_back("__global const " + std::string(T) + "* " + detail::matrix_name(k));
   params.push_back("__global " + std::string(T) + "* Out");
   if (p.epsilon) params.push_back("__global const int* Idx");
   for (int k = 0; k < p.beta; ++k) params.push_back("int " + ext(k));
@@ -151,7 +159,8 @@ std::string kernel_source(const Params& p) {
       w.line("const int " + var(k) + " = " + id + ";");
     }
     w.open("if (" + guard(p.dim) + ")");
-    for (int k = p.dim; k < p.beta; ++k) w.open("for (int " + var(k) + " = 0; " + var(k) + " < " + ext(k) + "; " + var(k) + "++)");
+    for (int k = p.dim; k < p.beta; ++k)
+      w.open("for (int " + var(k) + " = 0; " + var(k) + " < " + ext(k) + "; " + var(k) + "++)");
     emit_element(w, p, T, v, "Out[" + linear(v) + "]");
     for (int k = p.dim; k < p.beta; ++k) w.close();
     w.close();
@@ -170,7 +179,8 @@ std::string kernel_source(const Params& p) {
     for (int k = 0; k < p.dim; ++k) w.line("const int " + var(k) + " = (int)get_global_id(" + std::to_string(k) + ");");
     w.line("const int active = " + guard(p.dim) + ";");
     const int last = p.beta - 1;
-    for (int k = p.dim; k < last; ++k) w.open("for (int " + var(k) + " = 0; " + var(k) + " < " + ext(k) + "; " + var(k) + "++)");
+    for (int k = p.dim; k < last; ++k)
+      w.open("for (int " + var(k) + " = 0; " + var(k) + " < " + ext(k) + "; " + var(k) + "++)");
     w.open("for (int x0 = 0; x0 < " + ext(last) + "; x0 += " + TW + ")");
     w.open("if (active)");
     w.open("for (int b = 0; b < " + TW + "; b++)");

@@ -44,9 +44,12 @@ long read_number(const std::string& s, size_t& pos) {
 // The fixed inner extents per β (their product is 256 elements: the work of one work-item in dim 1).
 std::vector<size_t> inner_extents(int beta) {
   switch (beta) {
-    case 2: return {256};
-    case 3: return {16, 16};
-    default: return {16, 4, 4};
+    case 2:
+      return {256};
+    case 3:
+      return {16, 16};
+    default:
+      return {16, 4, 4};
   }
 }
 
@@ -54,23 +57,24 @@ std::vector<size_t> inner_extents(int beta) {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "float";
-    case DType::i32: return "int";
-    case DType::f64: return "double";
+    case DType::f32:
+      return "float";
+    case DType::i32:
+      return "int";
+    case DType::f64:
+      return "double";
   }
   return "?";
 }
 
 int Params::terms() const { return std::max(alpha, delta + epsilon + theta); }
 
-bool Params::extended() const {
-  return dtype == DType::f64 || dim > 2 || coarsen != 1 || divergent || local_mem;
-}
+bool Params::extended() const { return dtype == DType::f64 || dim > 2 || coarsen != 1 || divergent || local_mem; }
 
 bool Params::operator==(const Params& o) const {
   return alpha == o.alpha && beta == o.beta && gamma == o.gamma && delta == o.delta && epsilon == o.epsilon &&
-         theta == o.theta && dim == o.dim && dtype == o.dtype && size == o.size && wg == o.wg &&
-         coarsen == o.coarsen && divergent == o.divergent && local_mem == o.local_mem;
+         theta == o.theta && dim == o.dim && dtype == o.dtype && size == o.size && wg == o.wg && coarsen == o.coarsen &&
+         divergent == o.divergent && local_mem == o.local_mem;
 }
 
 void validate(const Params& p) {
@@ -83,8 +87,8 @@ void validate(const Params& p) {
   if (p.terms() > kMaxTerms) bad("at most " + std::to_string(kMaxTerms) + " terms (max(α, δ+ε+θ))");
   if (p.dim < 1 || p.dim > 3) bad("dim (work-item dimensions) must be 1..3");
   if (p.dim >= p.beta)
-    bad("dim " + std::to_string(p.dim) + " needs β > dim (the innermost dimension is a loop), β = " +
-        std::to_string(p.beta));
+    bad("dim " + std::to_string(p.dim) +
+        " needs β > dim (the innermost dimension is a loop), β = " + std::to_string(p.beta));
   if (p.size < 1 || p.size > kMaxRung) bad("size rung must be 1.." + std::to_string(kMaxRung));
   if (!is_pow2(p.wg) || p.wg > 1024) bad("work-group size must be a power of two up to 1024");
   if (p.coarsen < 1 || p.coarsen > kMaxCoarsen) bad("coarsening (_w) must be 2.." + std::to_string(kMaxCoarsen));
@@ -119,8 +123,9 @@ Params parse_name(const std::string& text) {
     start = us + 1;
   }
   if (tok.size() < 5)
-    bad(where + "expected <pattern>_d<dim>_<dtype>_s<rung>_wg<size>[_w<K>][_div][_lm], e.g. "
-                "2mat3d2c1T_d1_float_s1_wg64");
+    bad(where +
+        "expected <pattern>_d<dim>_<dtype>_s<rung>_wg<size>[_w<K>][_div][_lm], e.g. "
+        "2mat3d2c1T_d1_float_s1_wg64");
   Params p;
   // Pattern: <α>mat<β>d then <n><c|C|R|T> groups.
   const std::string& pat = tok[0];
@@ -153,10 +158,14 @@ Params parse_name(const std::string& text) {
   if (v < 0 || pos != tok[1].size()) bad(where + "expected d<dim> after the pattern, got '" + tok[1] + "'");
   p.dim = int(v);
   // dtype
-  if (tok[2] == "float") p.dtype = DType::f32;
-  else if (tok[2] == "int") p.dtype = DType::i32;
-  else if (tok[2] == "double") p.dtype = DType::f64;
-  else bad(where + "unknown data type '" + tok[2] + "' (float, int or double)");
+  if (tok[2] == "float")
+    p.dtype = DType::f32;
+  else if (tok[2] == "int")
+    p.dtype = DType::i32;
+  else if (tok[2] == "double")
+    p.dtype = DType::f64;
+  else
+    bad(where + "unknown data type '" + tok[2] + "' (float, int or double)");
   // s<rung>
   pos = 1;
   v = tok[3].size() >= 2 && tok[3][0] == 's' ? read_number(tok[3], pos) : -1;
@@ -195,9 +204,9 @@ Params parse_name(const std::string& text) {
 
 const std::vector<std::string>& paper_patterns() {
   static const std::vector<std::string> patterns = {
-      "1mat3d",   "1mat3d1R",   "1mat3d1T",   "1mat3d1C",   "1mat3d1C1R", "1mat3d1C1T",
-      "2mat3d",   "2mat3d1R",   "2mat3d1T",   "2mat3d1R1T", "2mat3d1C",   "2mat3d1C1R",
-      "2mat3d1C1T", "2mat3d1C1R1T", "1mat4d", "1mat4d1R",   "1mat4d1T"};
+      "1mat3d",     "1mat3d1R",     "1mat3d1T", "1mat3d1C",   "1mat3d1C1R", "1mat3d1C1T",
+      "2mat3d",     "2mat3d1R",     "2mat3d1T", "2mat3d1R1T", "2mat3d1C",   "2mat3d1C1R",
+      "2mat3d1C1T", "2mat3d1C1R1T", "1mat4d",   "1mat4d1R",   "1mat4d1T"};
   return patterns;
 }
 

@@ -70,7 +70,8 @@ void compute(const Params& p, const Spec& spec, std::vector<ArgData>& args) {
     kaddr = size_t(v);
   }
   std::vector<T> c(size_t(p.gamma) + 1);
-  for (int j = 1; j <= p.gamma; ++j) c[size_t(j)] = T(spec.args[find_arg(spec, "c" + std::to_string(j), ArgKind::scalar)].value);
+  for (int j = 1; j <= p.gamma; ++j)
+    c[size_t(j)] = T(spec.args[find_arg(spec, "c" + std::to_string(j), ArgKind::scalar)].value);
   T b1{}, b2{};
   if (p.divergent) {
     b1 = T(spec.args[find_arg(spec, "b1", ArgKind::scalar)].value);
@@ -91,10 +92,18 @@ void compute(const Params& p, const Spec& spec, std::vector<ArgData>& args) {
       const T* mat = m[size_t(terms[k].matrix)];
       T v{};
       switch (terms[k].access) {
-        case TermAccess::continuous: v = mat[e]; break;
-        case TermAccess::transposed: v = mat[t]; break;
-        case TermAccess::random: v = mat[size_t(idx[e])]; break;
-        case TermAccess::constant: v = mat[kaddr]; break;
+        case TermAccess::continuous:
+          v = mat[e];
+          break;
+        case TermAccess::transposed:
+          v = mat[t];
+          break;
+        case TermAccess::random:
+          v = mat[size_t(idx[e])];
+          break;
+        case TermAccess::constant:
+          v = mat[kaddr];
+          break;
       }
       for (int j = 1; j <= p.gamma; ++j) v = j % 2 ? A::mul(v, c[size_t(j)]) : A::add(v, c[size_t(j)]);
       s = k == 0 ? v : A::add(s, v);
@@ -113,9 +122,9 @@ void compute(const Params& p, const Spec& spec, std::vector<ArgData>& args) {
 
 void reference(const Spec& spec, std::vector<ArgData>& args) {
   const std::string prefix = "synthetic:";
-  const std::string wname =
-      spec.reference.rfind(prefix, 0) == 0 && spec.reference.size() > prefix.size() ? spec.reference.substr(prefix.size())
-                                                                                    : spec.name;
+  const std::string wname = spec.reference.rfind(prefix, 0) == 0 && spec.reference.size() > prefix.size()
+                                ? spec.reference.substr(prefix.size())
+                                : spec.name;
   Params p;
   try {
     p = parse_name(wname);
@@ -123,9 +132,15 @@ void reference(const Spec& spec, std::vector<ArgData>& args) {
     fail(spec, e.what());
   }
   switch (p.dtype) {
-    case DType::f32: compute<float>(p, spec, args); break;
-    case DType::i32: compute<int32_t>(p, spec, args); break;
-    case DType::f64: compute<double>(p, spec, args); break;
+    case DType::f32:
+      compute<float>(p, spec, args);
+      break;
+    case DType::i32:
+      compute<int32_t>(p, spec, args);
+      break;
+    case DType::f64:
+      compute<double>(p, spec, args);
+      break;
   }
 }
 

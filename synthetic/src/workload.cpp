@@ -27,9 +27,12 @@ uint64_t seed(const std::string& s) { return fnv1a(s) >> 11; }
 
 ElemType elem_type(DType t) {
   switch (t) {
-    case DType::f32: return ElemType::f32;
-    case DType::i32: return ElemType::i32;
-    case DType::f64: return ElemType::f64;
+    case DType::f32:
+      return ElemType::f32;
+    case DType::i32:
+      return ElemType::i32;
+    case DType::f64:
+      return ElemType::f64;
   }
   return ElemType::f32;
 }
@@ -99,9 +102,11 @@ Workload generate(const Params& p, double scale) {
     idx.init.seed = seed(s.name + "/Idx");
     s.args.push_back(idx);
   }
-  for (int k = 0; k < p.beta; ++k) s.args.push_back(scalar("N" + std::to_string(k), ElemType::i32, double(n[size_t(k)])));
+  for (int k = 0; k < p.beta; ++k)
+    s.args.push_back(scalar("N" + std::to_string(k), ElemType::i32, double(n[size_t(k)])));
   if (p.theta) s.args.push_back(scalar("K", ElemType::i32, std::floor(fcount / 3)));
-  for (int j = 1; j <= p.gamma; ++j) s.args.push_back(scalar("c" + std::to_string(j), T, detail::gamma_constant(p.dtype, j)));
+  for (int j = 1; j <= p.gamma; ++j)
+    s.args.push_back(scalar("c" + std::to_string(j), T, detail::gamma_constant(p.dtype, j)));
   if (p.divergent) {
     s.args.push_back(scalar("b1", T, detail::div_constant(p.dtype, 1)));
     s.args.push_back(scalar("b2", T, detail::div_constant(p.dtype, 2)));
@@ -119,8 +124,10 @@ Workload generate(const Params& p, double scale) {
   // Floats: every term passes through γ roundings and the kernel may contract a*b+c into one fma; the error grows
   // with the number of terms and operations. Integers compare exactly.
   const double ops = double(p.terms()) * double(p.gamma + 2);
-  if (p.dtype == DType::f64) s.tolerance = {1e-12, 1e-14 * ops};
-  else s.tolerance = {1e-5, 2e-6 * ops};
+  if (p.dtype == DType::f64)
+    s.tolerance = {1e-12, 1e-14 * ops};
+  else
+    s.tolerance = {1e-5, 2e-6 * ops};
 
   std::string shape;
   for (size_t e : n) shape += (shape.empty() ? "" : "x") + std::to_string(e);

@@ -29,13 +29,11 @@ long config_index(const Dataset& d, double cpu, double gpu) {
   return -1;
 }
 
-double distance(const Config& a, const Config& b) {
-  return std::hypot(a.cpu - b.cpu, a.gpu - b.gpu) / std::sqrt(2.0);
-}
+double distance(const Config& a, const Config& b) { return std::hypot(a.cpu - b.cpu, a.gpu - b.gpu) / std::sqrt(2.0); }
 
 // Metrics of a strategy that chose `chosen[i]` for workload `ws[i]`.
-Summary summarize(const Dataset& d, const std::string& name, const std::string& config,
-                  const std::vector<size_t>& ws, const std::vector<size_t>& chosen) {
+Summary summarize(const Dataset& d, const std::string& name, const std::string& config, const std::vector<size_t>& ws,
+                  const std::vector<size_t>& chosen) {
   Summary s;
   s.name = name;
   s.config = config;
@@ -108,7 +106,8 @@ struct Collector {
     e.strategies.push_back(summarize(d, model_name, "", ws, model));
     for (const Fixed& f : fixed_baselines(d)) {
       if (f.index < 0) continue;
-      e.strategies.push_back(summarize(d, f.name, to_string(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
+      e.strategies.push_back(
+          summarize(d, f.name, to_string(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
     }
     std::set<size_t> distinct(bestc.begin(), bestc.end());
     std::string cfg = distinct.size() == 1 ? to_string(d.configs[*distinct.begin()])
@@ -155,8 +154,9 @@ std::string pct(double v) {
 
 Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds) {
   const size_t W = d.workloads.size();
-  if (W < 2) throw std::invalid_argument(d.path + ": cross-validation needs at least 2 complete workloads, found " +
-                                         std::to_string(W));
+  if (W < 2)
+    throw std::invalid_argument(d.path + ": cross-validation needs at least 2 complete workloads, found " +
+                                std::to_string(W));
   if (folds < 2) throw std::invalid_argument("cross-validation needs at least 2 folds");
   Evaluation e;
   e.method = "grouped k-fold cross-validation";
@@ -200,8 +200,10 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
     std::vector<size_t> tr, te;
     for (size_t w = 0; w < d.workloads.size(); ++w) {
       const Workload& x = d.workloads[w];
-      if (x.kernel != kernels[k]) tr.push_back(w);
-      else if (x.set == "real") te.push_back(w);
+      if (x.kernel != kernels[k])
+        tr.push_back(w);
+      else if (x.set == "real")
+        te.push_back(w);
     }
     e.train_seconds += fold_run(d, o, tr, te, int(k), col);
   }
@@ -241,7 +243,8 @@ Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
                            std::to_string(d.cpu_levels.size()) + " x " + std::to_string(d.gpu_levels.size()) + ")");
   std::string missing;
   for (const auto& k : m.code_keys())
-    if (std::find(d.code_keys.begin(), d.code_keys.end(), k) == d.code_keys.end()) missing += (missing.empty() ? "" : ", ") + k;
+    if (std::find(d.code_keys.begin(), d.code_keys.end(), k) == d.code_keys.end())
+      missing += (missing.empty() ? "" : ", ") + k;
   if (!missing.empty())
     throw pred::ModelError("the dataset " + d.path + " lacks code features the model needs: " + missing +
                            " (sweep with --features)");
@@ -269,10 +272,11 @@ Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
 std::string format_evaluation(const Evaluation& e) {
   std::string o;
   char b[512];
-  std::snprintf(b, sizeof b, "%s of %s: %zu workloads%s%s\n", e.method.c_str(), e.model_type.c_str(),
-                e.strategies.empty() ? size_t(0) : e.strategies[0].workloads,
-                e.folds ? (", " + std::to_string(e.folds) + " folds").c_str() : "",
-                e.train_seconds > 0 ? (", training " + std::to_string(e.train_seconds).substr(0, 6) + " s").c_str() : "");
+  std::snprintf(
+      b, sizeof b, "%s of %s: %zu workloads%s%s\n", e.method.c_str(), e.model_type.c_str(),
+      e.strategies.empty() ? size_t(0) : e.strategies[0].workloads,
+      e.folds ? (", " + std::to_string(e.folds) + " folds").c_str() : "",
+      e.train_seconds > 0 ? (", training " + std::to_string(e.train_seconds).substr(0, 6) + " s").c_str() : "");
   o += b;
   if (!e.note.empty()) o += "note: " + e.note + "\n";
   if (e.strategies.empty()) return o;

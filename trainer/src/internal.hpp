@@ -11,8 +11,8 @@ namespace dop::train::detail {
 /// A training matrix: one row per (workload, configuration), workloads contiguous (ranking groups).
 struct Matrix {
   size_t rows = 0, cols = 0;
-  std::vector<float> x;           ///< row-major, NaN = missing
-  std::vector<float> y;           ///< normalised performance
+  std::vector<float> x;             ///< row-major, NaN = missing
+  std::vector<float> y;             ///< normalised performance
   std::vector<unsigned> group_ptr;  ///< row offsets of the workloads: 0, 44, 88, ...
 };
 

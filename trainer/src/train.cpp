@@ -55,18 +55,34 @@ double percentile(std::vector<double> v, double p) {
 std::map<std::string, std::string> effective_params(const TrainOptions& o) {
   std::map<std::string, std::string> p;
   if (o.type == "dt") {  // one CART-like tree: no shrinkage, no L2 on leaves (leaf = mean of its rows)
-    p = {{"booster", "gbtree"}, {"tree_method", "exact"}, {"objective", "reg:squarederror"}, {"eta", "1"},
-         {"lambda", "0"},       {"alpha", "0"},           {"gamma", "0"},                    {"max_depth", "10"},
-         {"min_child_weight", "2"}, {"num_parallel_tree", "1"}, {"subsample", "1"}, {"rounds", "1"}};
+    p = {{"booster", "gbtree"},
+         {"tree_method", "exact"},
+         {"objective", "reg:squarederror"},
+         {"eta", "1"},
+         {"lambda", "0"},
+         {"alpha", "0"},
+         {"gamma", "0"},
+         {"max_depth", "10"},
+         {"min_child_weight", "2"},
+         {"num_parallel_tree", "1"},
+         {"subsample", "1"},
+         {"rounds", "1"}};
   } else if (o.type == "rf") {  // XGBoost's random forest: parallel trees on row and feature samples, one round
-    p = {{"booster", "gbtree"},      {"tree_method", "hist"},     {"objective", "reg:squarederror"},
-         {"eta", "1"},               {"lambda", "0"},             {"max_depth", "12"},
-         {"min_child_weight", "2"},  {"num_parallel_tree", "100"}, {"subsample", "0.632"},
-         {"colsample_bynode", "0.6"}, {"rounds", "1"}};
+    p = {{"booster", "gbtree"},
+         {"tree_method", "hist"},
+         {"objective", "reg:squarederror"},
+         {"eta", "1"},
+         {"lambda", "0"},
+         {"max_depth", "12"},
+         {"min_child_weight", "2"},
+         {"num_parallel_tree", "100"},
+         {"subsample", "0.632"},
+         {"colsample_bynode", "0.6"},
+         {"rounds", "1"}};
   } else if (o.type == "gbt" || o.type == "rank") {
-    p = {{"booster", "gbtree"},     {"tree_method", "hist"},       {"objective", "reg:squarederror"},
-         {"eta", "0.1"},            {"max_depth", "6"},            {"min_child_weight", "1"},
-         {"lambda", "1"},           {"subsample", "0.8"},          {"colsample_bytree", "0.8"},
+    p = {{"booster", "gbtree"}, {"tree_method", "hist"}, {"objective", "reg:squarederror"},
+         {"eta", "0.1"},        {"max_depth", "6"},      {"min_child_weight", "1"},
+         {"lambda", "1"},       {"subsample", "0.8"},    {"colsample_bytree", "0.8"},
          {"rounds", "200"}};
     if (o.type == "rank") p["objective"] = "rank:pairwise";
   } else if (o.type == "linear") {
@@ -79,7 +95,8 @@ std::map<std::string, std::string> effective_params(const TrainOptions& o) {
     throw std::invalid_argument("a rank model needs a ranking objective (rank:pairwise, rank:ndcg), not '" +
                                 p["objective"] + "'");
   if (o.type != "rank" && o.type != "linear" && p["objective"] != "reg:squarederror")
-    throw std::invalid_argument("model type '" + o.type + "' regresses normalised performance: objective must be "
+    throw std::invalid_argument("model type '" + o.type +
+                                "' regresses normalised performance: objective must be "
                                 "reg:squarederror (use --model rank for ranking objectives)");
   return p;
 }

@@ -170,8 +170,8 @@ void train_xgboost(const Matrix& m, const TrainOptions& options, const std::map<
     throw std::runtime_error("XGBoost model: base_score '" + bs + "' differs from the one set (" +
                              float_text(base_score) + ")");
   const std::string nf = learner.at("learner_model_param").at("num_feature").get<std::string>();
-  if (std::stoul(nf) != m.cols) throw std::runtime_error("XGBoost model: " + nf + " features, expected " +
-                                                          std::to_string(m.cols));
+  if (std::stoul(nf) != m.cols)
+    throw std::runtime_error("XGBoost model: " + nf + " features, expected " + std::to_string(m.cols));
   model.objective = objective;
   model.base_score = base_score;
   model.trees.clear();

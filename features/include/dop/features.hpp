@@ -33,7 +33,7 @@ const char* severity_name(Diagnostic::Severity s);
 /// A kernel argument as declared, with what the kernel does to the memory it points to.
 struct ArgInfo {
   std::string name;
-  std::string type;           ///< as spelled by Clang, e.g. "__global float *"
+  std::string type;  ///< as spelled by Clang, e.g. "__global float *"
   /// Of the pointee for pointers ("global", "constant", "local", "private"); "image" or "sampler" for those types;
   /// "private" for other scalars.
   std::string address_space;
@@ -74,8 +74,8 @@ struct FootprintTerm {
   std::vector<std::string> atoms;  ///< the product of these atoms (repeated for powers); empty: the constant coef
 };
 struct FootprintAccess {
-  bool write = false;  ///< store (an atomic gives a read and a write access)
-  int64_t bytes = 0;   ///< size of the access (a whole vector for vloadN/vstoreN)
+  bool write = false;                ///< store (an atomic gives a read and a write access)
+  int64_t bytes = 0;                 ///< size of the access (a whole vector for vloadN/vstoreN)
   std::vector<FootprintTerm> terms;  ///< byte offset from the argument's base pointer: the sum of the terms
 };
 struct ArgFootprint {
@@ -114,26 +114,26 @@ struct KernelFeatures {
   int64_t mem_local_loads = 0;
   int64_t mem_local_stores = 0;
   int64_t mem_local_atomics = 0;
-  int64_t mem_private_loads = 0;   ///< loads from private arrays/structs through subscripts or pointers
+  int64_t mem_private_loads = 0;  ///< loads from private arrays/structs through subscripts or pointers
   int64_t mem_private_stores = 0;
-  int64_t image_ops = 0;           ///< read_image* / write_image* calls
-  int64_t arith_special = 0;       ///< float math builtins (sqrt, exp, sin, fma, dot, ...), also in arith_float
-  int64_t arith_bitwise = 0;       ///< & | ^ ~ << >> on integers (not in arith_int)
-  int64_t arith_vector = 0;        ///< arithmetic operations on vector types (also in arith_int/arith_float)
-  int64_t vector_width_max = 1;    ///< widest vector type in arithmetic or memory operations (1: scalar only)
+  int64_t image_ops = 0;         ///< read_image* / write_image* calls
+  int64_t arith_special = 0;     ///< float math builtins (sqrt, exp, sin, fma, dot, ...), also in arith_float
+  int64_t arith_bitwise = 0;     ///< & | ^ ~ << >> on integers (not in arith_int)
+  int64_t arith_vector = 0;      ///< arithmetic operations on vector types (also in arith_int/arith_float)
+  int64_t vector_width_max = 1;  ///< widest vector type in arithmetic or memory operations (1: scalar only)
   int64_t loops = 0;
-  int64_t loop_depth = 0;          ///< deepest loop nest
+  int64_t loop_depth = 0;  ///< deepest loop nest
   int64_t loops_constant_trip = 0;
   int64_t loops_symbolic_trip = 0;
   int64_t loops_unknown_trip = 0;
   int64_t branches = 0;            ///< if, switch and ?: (source occurrences)
   int64_t branches_divergent = 0;  ///< ... whose condition depends on the work-item id
   int64_t barriers = 0;
-  int64_t work_dim = 0;            ///< 1 + highest dimension passed to a work-item function (0 if none)
-  int64_t args_read_only = 0;      ///< pointer arguments only loaded from
+  int64_t work_dim = 0;        ///< 1 + highest dimension passed to a work-item function (0 if none)
+  int64_t args_read_only = 0;  ///< pointer arguments only loaded from
   int64_t args_write_only = 0;
   int64_t args_read_write = 0;
-  int64_t calls_inlined = 0;       ///< helper-function calls whose bodies were analysed in place
+  int64_t calls_inlined = 0;  ///< helper-function calls whose bodies were analysed in place
   /// Estimated bytes of global memory a work-item moves: sum over global operations of the accessed size times the
   /// trip counts of the enclosing loops. Numeric when every trip count is a constant, otherwise see the expression.
   std::optional<double> global_bytes_per_item;

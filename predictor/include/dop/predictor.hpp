@@ -66,7 +66,7 @@ const char* source_name(Source s);
 
 /// One input of a model, in the order of the model's feature vector.
 struct Feature {
-  std::string name;        ///< unique within a model
+  std::string name;  ///< unique within a model
   Source source = Source::code;
   std::string key;         ///< code features: the key in `dop features` output (usually == name)
   std::string expr_key;    ///< code features: key of an integer expression used when the value is missing
@@ -173,9 +173,9 @@ void feature_vector(const std::vector<Feature>& features, const Platform& platfo
 /// The outcome of one launch decision.
 struct Decision {
   Config config;
-  size_t index = 0;        ///< position of config in Model::configs()
-  double predicted = 0;    ///< the model's output for it (normalised performance, or a ranking score)
-  bool cached = false;     ///< the decision came from the memo
+  size_t index = 0;      ///< position of config in Model::configs()
+  double predicted = 0;  ///< the model's output for it (normalised performance, or a ranking score)
+  bool cached = false;   ///< the decision came from the memo
 };
 
 struct PredictorOptions {

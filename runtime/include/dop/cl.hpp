@@ -119,13 +119,13 @@ const char* role_name(Role r);
 struct DeviceInfo {
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
-  std::string id;             ///< selection id: "<platform-key>:<index within platform>", e.g. "pocl:0", "nvidia:0"
-  std::string platform_key;   ///< short platform key: pocl, nvidia, amd, intel, ... (lower-case, from name/vendor)
-  std::string platform_name;  ///< CL_PLATFORM_NAME
-  std::string name;           ///< CL_DEVICE_NAME
-  std::string vendor;         ///< CL_DEVICE_VENDOR
-  std::string driver_version; ///< CL_DRIVER_VERSION
-  std::string version;        ///< CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA"
+  std::string id;              ///< selection id: "<platform-key>:<index within platform>", e.g. "pocl:0", "nvidia:0"
+  std::string platform_key;    ///< short platform key: pocl, nvidia, amd, intel, ... (lower-case, from name/vendor)
+  std::string platform_name;   ///< CL_PLATFORM_NAME
+  std::string name;            ///< CL_DEVICE_NAME
+  std::string vendor;          ///< CL_DEVICE_VENDOR
+  std::string driver_version;  ///< CL_DRIVER_VERSION
+  std::string version;         ///< CL_DEVICE_VERSION, e.g. "OpenCL 3.0 CUDA"
   cl_device_type type = 0;
   Role role = Role::other;
   cl_uint compute_units = 0;

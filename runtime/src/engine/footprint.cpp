@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "dop/footprint.hpp"
 #include "dop/expr.hpp"
+#include "dop/footprint.hpp"
 
 namespace dop {
 

@@ -99,7 +99,8 @@ void Executor::Impl::learn(Launch& l) {
     // A device left out measured nothing about the balance; a launch that left one out by choice says how
     // fast the other is alone.
     std::lock_guard<std::mutex> g(l.rates.m);
-    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way, res.total_ms);
+    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way,
+                     res.total_ms);
   }
 }
 

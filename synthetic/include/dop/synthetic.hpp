@@ -27,12 +27,12 @@ struct Params {
   int theta = 0;    ///< θ: terms read at a constant address, "C"
   int dim = 1;      ///< work-item dimensions (1..3, below β: the remaining dimensions are loops)
   DType dtype = DType::f32;
-  int size = 1;     ///< size rung (1..8): about 256 MiB * 2^(size-1) * scale of DRAM traffic, see extents()
-  int wg = 64;      ///< work-items per work-group (a power of two, 1..1024)
+  int size = 1;  ///< size rung (1..8): about 256 MiB * 2^(size-1) * scale of DRAM traffic, see extents()
+  int wg = 64;   ///< work-items per work-group (a power of two, 1..1024)
   // Extensions (off in the paper set):
-  int coarsen = 1;          ///< _w<K>: every work-item processes K consecutive outer indices (K in 2..64)
-  bool divergent = false;   ///< _div: odd outer indices take a longer branch
-  bool local_mem = false;   ///< _lm: results staged in local memory, written per work-group after a barrier
+  int coarsen = 1;         ///< _w<K>: every work-item processes K consecutive outer indices (K in 2..64)
+  bool divergent = false;  ///< _div: odd outer indices take a longer branch
+  bool local_mem = false;  ///< _lm: results staged in local memory, written per work-group after a barrier
 
   /// Number of terms summed per element: max(α, δ+ε+θ).
   int terms() const;

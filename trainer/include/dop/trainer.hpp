@@ -45,7 +45,7 @@ struct Dataset {
   std::vector<std::string> code_keys;  ///< numeric code-feature columns, in file order
   std::vector<std::string> expr_keys;  ///< expression columns among the code features (names ending in _expr)
   std::vector<double> cpu_levels, gpu_levels;
-  std::vector<Config> configs;  ///< the grid in model order (CPU major), without (0, 0)
+  std::vector<Config> configs;        ///< the grid in model order (CPU major), without (0, 0)
   int cpu_units = 1;                  ///< the largest cpu_cores of any row (cores at cpu_util = 1)
   std::vector<Workload> workloads;    ///< complete workloads only (a valid row for every configuration)
   size_t rows = 0;                    ///< data rows read
@@ -82,10 +82,10 @@ struct TrainOptions {
   /// Overrides of the type's defaults: XGBoost parameters (max_depth=8, eta=0.05, objective=rank:ndcg, ...),
   /// "rounds" (boosting rounds), and for linear "lambda" (ridge penalty).
   std::map<std::string, std::string> params;
-  int threads = 0;     ///< XGBoost threads (0: 1 below 50,000 training rows, else all cores)
-  uint64_t seed = 1;   ///< sampling (rf, gbt) and fold assignment
-  bool derived = true; ///< include the derived launch features
-  int gpu_units = 1;   ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+  int threads = 0;      ///< XGBoost threads (0: 1 below 50,000 training rows, else all cores)
+  uint64_t seed = 1;    ///< sampling (rf, gbt) and fold assignment
+  bool derived = true;  ///< include the derived launch features
+  int gpu_units = 1;    ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
@@ -106,10 +106,10 @@ XgbCheck train_and_predict_with_xgboost(const Dataset& data, const std::vector<s
 
 /// Metrics of one strategy over a set of workloads (Dopia Table 5, Fig. 11a/b, Table 6).
 struct Summary {
-  std::string name;           ///< "model (gbt)", "CPU only", "GPU only", "ALL", "best constant"
-  std::string config;         ///< the fixed configuration, "" for the model
+  std::string name;    ///< "model (gbt)", "CPU only", "GPU only", "ALL", "best constant"
+  std::string config;  ///< the fixed configuration, "" for the model
   size_t workloads = 0;
-  size_t correct = 0;         ///< predicted configuration is a measured best (time equal to the best)
+  size_t correct = 0;  ///< predicted configuration is a measured best (time equal to the best)
   double correct_share = 0;
   double dist_mean = 0, dist_p50 = 0, dist_p75 = 0, dist_p90 = 0;  ///< normalised Euclidean distance to the best
   double perf_mean = 0, perf_geomean = 0, perf_min = 0;            ///< best time / time of the chosen config
@@ -119,18 +119,18 @@ struct Summary {
 
 /// Per-workload outcome of an evaluation.
 struct Outcome {
-  size_t workload = 0;  ///< index in Dataset::workloads
-  size_t predicted = 0; ///< configuration index
-  double perf = 0;      ///< normalised performance of the predicted configuration
+  size_t workload = 0;   ///< index in Dataset::workloads
+  size_t predicted = 0;  ///< configuration index
+  double perf = 0;       ///< normalised performance of the predicted configuration
   double distance = 0;
   int fold = 0;
 };
 
 struct Evaluation {
-  std::string method;   ///< "grouped k-fold cross-validation", "leave-one-kernel-out", "in-sample"
+  std::string method;  ///< "grouped k-fold cross-validation", "leave-one-kernel-out", "in-sample"
   std::string model_type;
   size_t folds_requested = 0, folds = 0;
-  std::string note;     ///< e.g. folds clamped to the number of workloads
+  std::string note;  ///< e.g. folds clamped to the number of workloads
   std::vector<Outcome> outcomes;
   std::vector<Summary> strategies;  ///< the model first, then CPU only, GPU only, ALL, best constant
   /// Leave-one-kernel-out: one row per held-out kernel (kernel, workloads, model perf, CPU, GPU, ALL, best const).
