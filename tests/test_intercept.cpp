@@ -208,7 +208,7 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   CHECK(none.rc != 0);
 }
 
-#if DOP_TEST_ANALYSIS
+#if DOP_ANALYSIS
 // With kernel bundles (DOP_BUNDLES, made by `dop bundle` from the source the app builds): malleable forms, so
 // that GPU shares below 1 throttle; footprints, so that copies are slices; code features, so that DOP_CONFIG=auto
 // lets the model (DOP_MODEL) choose every launch.

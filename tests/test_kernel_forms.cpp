@@ -13,7 +13,7 @@
 #include "dop/bundle.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
-#if DOP_TEST_ANALYSIS
+#if DOP_ANALYSIS
 #include "dop/transform.hpp"
 #endif
 
@@ -219,7 +219,7 @@ TEST_CASE("kernel forms: a provider makes the forms of kernels without a bundle,
   CHECK(only->analyses == 0);
 }
 
-#if DOP_TEST_ANALYSIS
+#if DOP_ANALYSIS
 TEST_CASE("kernel forms: the analysis tier's provider makes them from the source", "[forms][analysis]") {
   const KernelFormsResolver forms({{}, transform::forms_provider(), {}});
   const KernelForms f = forms.resolve(atax("atax1"));
