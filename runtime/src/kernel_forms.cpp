@@ -28,13 +28,14 @@ std::vector<std::string> arg_names(const std::string& features_json) {
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-// The features of `forms` from their JSON: footprint (a malformed one throws, naming `origin`), argument names,
-// code features (or why there are none).
+// The features of `forms` from their JSON: footprint (a malformed one throws, naming `origin`, and leaves `forms` as
+// it was), argument names, code features (or why there are none).
 void set_features(KernelForms& forms, const std::string& features_json, const std::string& origin,
                   const std::string& kernel) {
-  forms.features_json = features_json.empty() ? std::string("null") : features_json;
-  forms.footprint = parse_footprint(forms.features_json, origin);
-  forms.arg_names = arg_names(forms.features_json);
+  const std::string text = features_json.empty() ? std::string("null") : features_json;
+  forms.footprint = parse_footprint(text, origin);
+  forms.features_json = text;
+  forms.arg_names = arg_names(text);
   try {
     forms.code = code_features_from_json(forms.features_json, origin, kernel);
   } catch (const std::exception& e) {
@@ -58,9 +59,6 @@ KernelForms forms_from_source(const FormsProvider& provider, const KernelSource&
     try {
       set_features(f, provider.features_json(k), k.file, k.kernel);
     } catch (const std::exception& e) {
-      f.features_json = "null";
-      f.footprint = {};
-      f.arg_names.clear();
       f.no_code = e.what();
     }
   } else {
