@@ -1,0 +1,106 @@
+// The interposer's inside (internal to libdop_intercept.so): the re-entrancy guard, the real entry points, the log,
+// the tables of what the application created (tables.cpp), and dop's side: devices, configuration and executors
+// (launch.cpp). Residency of the application's buffers is in residency.hpp.
+#pragma once
+
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#include <CL/cl.h>
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "dop/cl.hpp"
+#include "dop/kernel_forms.hpp"
+#include "dop/runtime.hpp"
+#include "dop/spec.hpp"
+
+#define DOP_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace dop::intercept {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Re-entrancy guard and the real entry points
+// ---------------------------------------------------------------------------------------------------------------
+
+extern thread_local int t_inside;  // > 0 while this thread runs dop code: its OpenCL calls are forwarded untouched
+struct Inside {
+  Inside() { ++t_inside; }
+  ~Inside() { --t_inside; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+};
+
+template <typename F>
+F real_fn(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+// REAL(name): a function-local static pointer to the next definition of `name` (the ICD loader's).
+#define REAL(name) static const auto real_##name = ::dop::intercept::real_fn<decltype(&::name)>(#name)
+
+bool log_enabled();
+void log_line(const std::string& s);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tables (tables.cpp)
+// ---------------------------------------------------------------------------------------------------------------
+
+struct ProgramInfo {
+  std::shared_ptr<const std::string> source;  // null: not created from source (binary, IL, built-in, linked)
+  std::string options;
+  bool built = false;      // by clBuildProgram (clCompileProgram/clLinkProgram are not followed)
+  size_t source_hash = 0;  // of `source`, once: launches key their executors by it
+};
+
+struct ArgInfo {
+  enum class Kind { unset, mem, scalar, local, unsupported } kind = Kind::unset;
+  cl_mem mem = nullptr;
+  std::vector<unsigned char> bytes;  // scalar value
+  size_t size = 0;
+  std::string why;  // unsupported: what it is
+};
+
+struct KernelInfo {
+  cl_program program = nullptr;
+  std::string name;
+  std::vector<ArgInfo> args;
+  // From clGetKernelArgInfo when the implementation answers it (empty otherwise).
+  std::vector<cl_kernel_arg_address_qualifier> quals;
+  std::vector<std::string> type_names;
+  std::string unsupported;  // e.g. clSetKernelExecInfo was used
+};
+
+struct BufferState;  // residency.hpp
+
+struct BufferInfo {
+  size_t size = 0;
+  cl_mem_flags flags = 0;
+  std::shared_ptr<BufferState> state;  // dop's host copy and what is valid where; made at the first dop launch
+};
+
+struct Tables {
+  std::mutex m;
+  std::unordered_map<cl_program, ProgramInfo> programs;
+  std::unordered_map<cl_kernel, KernelInfo> kernels;
+  std::unordered_map<cl_mem, BufferInfo> buffers;
+  std::unordered_map<cl_mem, std::string> other_mems;  // images, pipes, sub-buffers: what they are
+  std::unordered_set<cl_sampler> samplers;
+};
+Tables& tables();  // never destroyed: the application may call OpenCL from its own static destructors
+
+// The buffer arguments of a tracked kernel as they are set now: (argument index, buffer, its flags); `known` is
+// false for a kernel the tables do not know (its arguments cannot be told).
+struct KernelBuffers {
+  bool known = false;
+  std::vector<std::pair<cl_mem, cl_mem_flags>> mems;
+};
+KernelBuffers kernel_buffers(cl_kernel k);
+
+}  // namespace dop::intercept

@@ -1,0 +1,603 @@
+// The interposer's launches: clEnqueueNDRangeKernel and clEnqueueTask of the application. Each launch is decided
+// first (DOP_CONFIG, or the model under DOP_CONFIG=auto) and then routed:
+//   native    the decision is the application's own device in whole: the real enqueue, asynchronous as asked, after
+//             any of dop's results its buffers still lack (residency.hpp);
+//   dop       dop's co-execution engine on dop's devices, over dop's host copies of the buffers (fetched only where
+//             they are not current), its results left there until the application needs them;
+//   fallback  what dop cannot run: the real enqueue, with the reason in the log.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+#include "interpose.hpp"
+#include "residency.hpp"
+
+namespace dop::intercept {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// dop side: devices, configuration, executors
+// ---------------------------------------------------------------------------------------------------------------
+
+struct DopState {
+  std::mutex m;         // guards everything below
+  std::mutex launch_m;  // one dop launch at a time: a launch owns both devices
+  bool initialised = false;
+  std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
+  cl::Selection sel;
+  Config config;
+  bool auto_config = false;  // DOP_CONFIG=auto: the model (DOP_MODEL) decides every launch
+  std::shared_ptr<const pred::Predictor> predictor;
+  std::unique_ptr<KernelFormsResolver> forms;  // the kernels' forms, from the bundles of DOP_BUNDLES
+  MemoryMode memory = MemoryMode::automatic;
+  // One executor per program, kernel and argument signature, rebound to each launch shape.
+  struct Entry {
+    std::mutex m;  // guards exec and args
+    std::unique_ptr<Executor> exec;
+    std::vector<ArgData> args;  // scalars, and the buffers while a launch runs (svm: in the executor's memory)
+  };
+  std::map<std::string, std::shared_ptr<Entry>> executors;
+  std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
+};
+DopState& dop_state() {
+  static DopState* s = new DopState;  // never destroyed (see tables())
+  return *s;
+}
+
+// Called with dop_state().m held and the guard set.
+void initialise(DopState& s) {
+  if (s.initialised) return;
+  s.initialised = true;
+  try {
+    s.sel = cl::select_devices(cl::discover());
+    if (!s.sel.cpu && !s.sel.gpu) throw std::runtime_error("no OpenCL device for dop");
+    const char* cfg = std::getenv("DOP_CONFIG");
+    // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
+    // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
+    KernelFormsOptions fo;
+    const char* dir = std::getenv("DOP_BUNDLES");
+    if (dir && *dir) fo.bundle_dirs = {dir};
+    s.forms = std::make_unique<KernelFormsResolver>(fo);
+    if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
+      const char* model = std::getenv("DOP_MODEL");
+      if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
+      pred::PredictorOptions po;
+      if (const char* id = std::getenv("DOP_PLATFORM_ID")) po.platform_id = id;
+      s.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(model, po));
+      s.auto_config = true;
+    } else if (cfg && *cfg) {
+      s.config = parse_config(cfg);
+    } else {
+      s.config = Config{s.sel.cpu ? 1.0 : 0.0, s.sel.gpu ? 1.0 : 0.0};  // all cores, the whole GPU
+    }
+    const char* mem = std::getenv("DOP_MEMORY");
+    if (mem && *mem) s.memory = parse_memory_mode(mem);
+  } catch (const std::exception& e) {
+    s.init_error = e.what();
+  }
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What dop can run
+// ---------------------------------------------------------------------------------------------------------------
+
+// What an enqueue needs, copied out of the tables under their lock.
+struct LaunchPlan {
+  std::string kernel_name;
+  std::shared_ptr<const std::string> source;
+  size_t source_hash = 0;
+  std::string options;
+  std::vector<ArgInfo> args;
+  std::vector<BufferInfo> buffers;  // per argument (mem arguments only)
+};
+
+// Returns "" and fills `plan` when dop can run this launch, else the reason it cannot.
+std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
+                        const size_t* local, LaunchPlan& plan, bool& tracked) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto kit = t.kernels.find(kernel);
+  tracked = kit != t.kernels.end();
+  if (!tracked) return "kernel not created through clCreateKernel/clCreateKernelsInProgram";
+  const KernelInfo& k = kit->second;
+  plan.kernel_name = k.name;
+  if (!k.unsupported.empty()) return k.unsupported;
+  auto pit = t.programs.find(k.program);
+  if (pit == t.programs.end() || !pit->second.source)
+    return "program not created from source (binary, IL or built-in kernels)";
+  if (!pit->second.built) return "program not built with clBuildProgram (clCompileProgram/clLinkProgram)";
+  if (work_dim < 1 || work_dim > 3) return "work_dim " + std::to_string(work_dim);
+  if (!global) return "no global size";
+  for (cl_uint d = 0; d < work_dim; ++d) {
+    if (global[d] == 0) return "empty NDRange";
+    if (offset && offset[d] != 0) return "global work offset";
+    if (local && (local[d] == 0 || global[d] % local[d] != 0)) return "non-uniform work-groups";
+  }
+  plan.source = pit->second.source;
+  plan.source_hash = pit->second.source_hash;
+  plan.options = pit->second.options;
+  plan.args = k.args;
+  plan.buffers.assign(k.args.size(), BufferInfo{});
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const ArgInfo& a = k.args[i];
+    const std::string at = "argument " + std::to_string(i) + ": ";
+    if (!k.type_names.empty()) {
+      const std::string& tn = k.type_names[i];
+      for (const char* bad : {"image", "sampler", "pipe", "queue_t", "event_t"})
+        if (tn.find(bad) != std::string::npos) return at + tn;
+    }
+    switch (a.kind) {
+      case ArgInfo::Kind::unset:
+        return at + "not set";
+      case ArgInfo::Kind::local:
+        return at + "__local memory (" + std::to_string(a.size) + " bytes) or a NULL buffer";
+      case ArgInfo::Kind::unsupported:
+        return at + a.why;
+      case ArgInfo::Kind::mem: {
+        auto bit = t.buffers.find(a.mem);
+        if (bit == t.buffers.end()) return at + "buffer no longer known";
+        plan.buffers[i] = bit->second;
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
+            k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
+          return at + "buffer given for a non-pointer argument";
+        const cl_mem_flags f = bit->second.flags;
+        if (f & CL_MEM_HOST_NO_ACCESS) return at + "buffer with CL_MEM_HOST_NO_ACCESS";
+        if (f & CL_MEM_HOST_WRITE_ONLY) return at + "buffer with CL_MEM_HOST_WRITE_ONLY";
+        if ((f & CL_MEM_HOST_READ_ONLY) && !(f & CL_MEM_READ_ONLY))
+          return at + "writable buffer with CL_MEM_HOST_READ_ONLY";
+        break;
+      }
+      case ArgInfo::Kind::scalar:
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+          return at + "pointer argument given a value that is not a known buffer";
+        if (a.size != 1 && a.size != 2 && a.size != 4 && a.size != 8)
+          return at + "scalar of " + std::to_string(a.size) + " bytes (vectors and structs are not supported)";
+        break;
+    }
+  }
+  // The same buffer in two arguments: dop's host copy cannot be two arguments at once.
+  for (size_t i = 0; i < k.args.size(); ++i)
+    for (size_t j = i + 1; j < k.args.size(); ++j)
+      if (k.args[i].kind == ArgInfo::Kind::mem && k.args[j].kind == ArgInfo::Kind::mem &&
+          k.args[i].mem == k.args[j].mem)
+        return "arguments " + std::to_string(i) + " and " + std::to_string(j) + " are the same buffer";
+  return {};
+}
+
+Access access_of(cl_mem_flags f) {
+  if (f & CL_MEM_READ_ONLY) return Access::read;
+  if (f & CL_MEM_WRITE_ONLY) return Access::write;
+  return Access::read_write;
+}
+
+ElemType scalar_type(size_t bytes) {
+  switch (bytes) {
+    case 1:
+      return ElemType::u8;
+    case 2:
+      return ElemType::u16;
+    case 4:
+      return ElemType::u32;
+    default:
+      return ElemType::u64;
+  }
+}
+
+std::string dims(cl_uint n, const size_t* v) {
+  if (!v) return "auto";
+  std::string s;
+  for (cl_uint d = 0; d < n; ++d) s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
+}
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
+// The launch as a spec (buffers of bytes, scalars of their size) and the key of its executor: program, kernel and
+// argument signature (not the launch shape: one executor is rebound to each shape).
+Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local,
+                 std::string& key) {
+  Spec spec;
+  spec.name = plan.kernel_name;
+  spec.kernel_name = plan.kernel_name;
+  spec.build_options = plan.options;
+  spec.global.assign(global, global + work_dim);
+  if (local) spec.local.assign(local, local + work_dim);
+  key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +
+        std::to_string(work_dim);
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const ArgInfo& a = plan.args[i];
+    ArgSpec as;
+    as.name = "arg" + std::to_string(i);
+    if (a.kind == ArgInfo::Kind::mem) {
+      as.kind = ArgKind::buffer;
+      as.type = ElemType::u8;  // byte granularity: the copy-mode merge never mixes two devices' writes
+      as.count = plan.buffers[i].size;
+      as.access = access_of(plan.buffers[i].flags);
+      key += "|b" + std::to_string(as.count) + "a" + std::to_string(int(as.access));
+    } else {
+      as.kind = ArgKind::scalar;
+      as.type = scalar_type(a.size);
+      key += "|s" + std::to_string(a.size);
+    }
+    spec.args.push_back(as);
+  }
+  return spec;
+}
+
+// The launch's executor, made at the first launch of its key and rebound to this launch's shape. Called with the
+// guard set. Throws (the launch falls back) when dop cannot make one; the reason is remembered for the key.
+std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
+  std::lock_guard<std::mutex> l(s.m);
+  initialise(s);
+  if (!s.init_error.empty()) throw std::runtime_error(s.init_error);
+  auto f = s.failed.find(key);
+  if (f != s.failed.end()) throw std::runtime_error("failed before: " + f->second);
+  auto& e = s.executors[key];
+  if (e) return e;
+  ExecutorOptions opt;
+  opt.memory = s.memory;
+  const KernelForms forms = s.forms->resolve({*plan.source, plan.kernel_name, plan.options, {}});
+  // The kernel's argument names: its footprint and the model's size expressions use them.
+  if (forms.arg_names.size() == spec.args.size())
+    for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
+  if (s.auto_config) {
+    if (!forms.code) {
+      s.failed[key] = "DOP_CONFIG=auto: " + forms.no_code;
+      throw std::runtime_error(s.failed[key]);
+    }
+    AutoModel m;
+    m.predictor = s.predictor;
+    m.kernel_id = forms.origin + ":" + plan.kernel_name;
+    opt.model = std::move(m);
+  }
+  apply_forms(forms, opt);
+  auto fresh = std::make_shared<DopState::Entry>();
+  fresh->exec = std::make_unique<Executor>(spec, *plan.source, s.sel, opt);
+  if (s.memory == MemoryMode::svm) {
+    fresh->args = fresh->exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
+  } else {
+    const Spec& es = fresh->exec->spec();
+    fresh->args.resize(es.args.size());
+    for (size_t i = 0; i < es.args.size(); ++i) {
+      fresh->args[i].spec = &es.args[i];
+      if (es.args[i].kind == ArgKind::scalar) {
+        fresh->args[i].storage.resize(1);
+        fresh->args[i].bytes = type_size(es.args[i].type);
+      }
+    }
+  }
+  e = std::move(fresh);
+  return e;
+}
+
+// Rebinds the entry's executor to this launch's shape (entry.m held). A shape the executor cannot be rebound to
+// gets a fresh executor of the same kernel.
+void bind_shape(DopState::Entry& entry, const Spec& spec) {
+  const Spec& cur = entry.exec->spec();
+  if (cur.global == spec.global && cur.local == spec.local) return;
+  Spec next = cur;
+  next.global = spec.global;
+  next.local = spec.local;
+  entry.exec->rebind(next);
+}
+
+void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
+  const Spec& es = entry.exec->spec();
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (es.args[i].kind == ArgKind::scalar)
+      std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------------------------------
+
+// The decision is the application's own device in whole: nothing for dop to add.
+bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel) {
+  if (sel.gpu && app_device == sel.gpu->device) return c.cpu == 0 && c.gpu >= 1;
+  if (sel.cpu && app_device == sel.cpu->device) return c.gpu == 0 && c.cpu >= 1;
+  return false;
+}
+
+cl_device_id queue_device(cl_command_queue q) {
+  cl_device_id d = nullptr;
+  if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS) return nullptr;
+  return d;
+}
+
+size_t work_groups(cl_uint work_dim, const size_t* global, const size_t* local) {
+  size_t n = 1;
+  for (cl_uint d = 0; d < work_dim; ++d) n *= local ? global[d] / local[d] : global[d];
+  return n;
+}
+
+// What a launch was decided to be.
+struct Decision {
+  Config config;
+  bool native = false;
+  bool automatic = false;
+  double decide_us = 0;
+  std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
+  Spec spec;
+  std::string key;
+};
+
+// The real enqueue, after whatever of dop's results the kernel's buffers lack (and with dop's copies of what it may
+// write dropped). `events` are dop's writes the enqueue must wait for.
+cl_int enqueue_real(cl_command_queue queue, const KernelBuffers& kb, cl_uint num_events, const cl_event* wait_list,
+                    const std::function<cl_int(cl_uint, const cl_event*)>& enqueue) {
+  std::vector<cl_event> flushes;
+  {
+    Inside guard;
+    before_real_kernel(queue, kb, flushes);
+  }
+  const WaitList waits(num_events, wait_list, flushes);
+  const cl_int r = enqueue(waits.size(), waits.data());
+  release_events(flushes);
+  return r;
+}
+
+void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local, const Decision& d,
+                cl_device_id dev, const cl::Selection& sel, double enqueue_ms) {
+  if (!log_enabled()) return;
+  const bool on_gpu = sel.gpu && dev == sel.gpu->device;
+  const size_t groups = work_groups(work_dim, global, local);
+  std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
+                     " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
+  if (d.automatic) line += " auto=model decide_us=" + fmt_ms(d.decide_us);
+  line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
+  line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
+  line += " enqueue_ms=" + fmt_ms(enqueue_ms);
+  log_line(line);
+}
+
+// Runs the launch with dop, over dop's host copies of the buffers. Returns CL_SUCCESS, or throws before anything of
+// the application's has been changed (the caller then falls back); a failure after which results of earlier dop
+// launches are lost is returned as an error code.
+cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* global, const size_t* local,
+                    cl_uint num_events, const cl_event* wait_list, cl_event* event, const LaunchPlan& plan,
+                    Decision& d) {
+  const auto t0 = Clock::now();
+  DopState& s = dop_state();
+  DopState::Entry& entry = *d.entry;
+
+  // The application's order: the kernel runs after its wait list and after everything queued before it.
+  if (num_events > 0) cl::check(clWaitForEvents(num_events, wait_list), "clWaitForEvents", "wait list");
+  cl::check(clFinish(queue), "clFinish", "application queue");
+  // One dop launch at a time (a launch owns both devices); the buffers' states are held for the whole launch.
+  std::lock_guard<std::mutex> launch_lock(s.launch_m);
+  std::lock_guard<std::mutex> entry_lock(entry.m);
+  bind_shape(entry, d.spec);
+  const Spec& es = entry.exec->spec();
+  std::vector<std::shared_ptr<BufferState>> states(es.args.size());
+  std::vector<std::unique_lock<std::mutex>> held;
+  {
+    std::vector<BufferState*> order;
+    for (size_t i = 0; i < es.args.size(); ++i)
+      if (es.args[i].kind == ArgKind::buffer) {
+        states[i] = buffer_state(plan.args[i].mem, true);
+        if (!states[i]) throw std::runtime_error("argument " + std::to_string(i) + ": buffer no longer known");
+        order.push_back(states[i].get());
+      }
+    std::sort(order.begin(), order.end());
+    for (BufferState* st : order) held.emplace_back(st->m);
+  }
+  size_t fetched = 0;
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read);
+  set_scalars(entry, plan);
+  const bool svm = s.memory == MemoryMode::svm;
+  auto take = [&](size_t i) {  // dop's host copy becomes the launch's argument, and back
+    if (svm)
+      std::memcpy(entry.args[i].data(), states[i]->shadow.data(), states[i]->size);
+    else {
+      std::swap(entry.args[i].storage, states[i]->shadow.storage);
+      entry.args[i].bytes = states[i]->size;
+    }
+  };
+  auto give_back = [&](size_t i) {
+    if (svm) {
+      if (es.args[i].access != Access::read)
+        std::memcpy(states[i]->shadow.data(), entry.args[i].data(), states[i]->size);
+    } else {
+      std::swap(entry.args[i].storage, states[i]->shadow.storage);
+      entry.args[i].bytes = 0;
+    }
+  };
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) take(i);
+  const auto t1 = Clock::now();
+  LaunchResult r;
+  try {
+    r = d.automatic ? entry.exec->launch_auto(entry.args) : entry.exec->launch(entry.args, d.config);
+  } catch (const std::exception& e) {
+    for (size_t i = 0; i < es.args.size(); ++i)
+      if (states[i]) give_back(i);
+    const bool before_running = dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e) ||
+                                dynamic_cast<const std::invalid_argument*>(&e) ||
+                                dynamic_cast<const std::logic_error*>(&e);
+    if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e)) {
+      std::lock_guard<std::mutex> l(s.m);  // will not build or run for dop's devices: do not try again
+      s.failed[d.key] = e.what();
+    }
+    if (before_running) throw;
+    bool lost = false;
+    for (size_t i = 0; i < es.args.size(); ++i)
+      if (states[i] && es.args[i].access != Access::read && !dop_failed(*states[i])) lost = true;
+    if (!lost) throw;  // the application's copies are current: the real launch runs
+    log_line("kernel=" + plan.kernel_name + " error: dop failed after earlier results were lost: " + e.what());
+    return CL_OUT_OF_RESOURCES;
+  }
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) give_back(i);
+  d.config = r.config;
+  const auto t2 = Clock::now();
+  // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now).
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
+  const auto t3 = Clock::now();
+  if (event) {
+    *event = nullptr;
+    cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
+    if (err != CL_SUCCESS) {  // a completed user event instead
+      cl_context ctx = nullptr;
+      err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
+      if (err == CL_SUCCESS) *event = clCreateUserEvent(ctx, &err);
+      if (err == CL_SUCCESS) err = clSetUserEventStatus(*event, CL_COMPLETE);
+      if (err != CL_SUCCESS) return err;
+    }
+  }
+  if (log_enabled()) {
+    std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
+                       " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
+    if (r.automatic) line += " auto=model decide_us=" + fmt_ms(r.decide_us);
+    line += " route=dop";
+    if (r.cpu_cores > 0)
+      line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +
+              " cpu_wg=" + std::to_string(r.cpu.work_groups);
+    else
+      line += " cpu=none cpu_wg=0";
+    if (!r.gpu.device.empty())
+      line += " gpu=" + r.gpu.device + " gpu_units=" + std::to_string(r.gpu_alloc) + "/8" +
+              " gpu_wg=" + std::to_string(r.gpu.work_groups);
+    else
+      line += " gpu=none gpu_wg=0";
+    line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
+            " in_ms=" + fmt_ms(ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
+            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(ms_between(t0, Clock::now()));
+    if (!r.note.empty()) line += " note=\"" + r.note + "\"";
+    log_line(line);
+  }
+  return CL_SUCCESS;
+}
+
+// Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Throws when dop cannot decide
+// (the launch falls back).
+Decision decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
+                const size_t* local, bool runnable) {
+  DopState& s = dop_state();
+  Decision d;
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    initialise(s);
+    if (!s.init_error.empty()) throw std::runtime_error(s.init_error);
+    d.config = s.config;
+    d.automatic = s.auto_config;
+  }
+  if (!d.automatic) {
+    d.native = native_route(d.config, queue_device(queue), s.sel);
+    if (d.native || !runnable) return d;
+  }
+  if (!runnable) throw std::logic_error("not runnable");
+  d.spec = launch_spec(plan, work_dim, global, local, d.key);
+  d.entry = executor_for(s, plan, d.spec, d.key);
+  if (d.automatic) {
+    std::lock_guard<std::mutex> l(d.entry->m);
+    bind_shape(*d.entry, d.spec);
+    set_scalars(*d.entry, plan);
+    const auto t = Clock::now();
+    const pred::Decision pd = d.entry->exec->decide(d.entry->args);
+    d.decide_us = ms_between(t, Clock::now()) * 1e3;
+    d.config = pd.config;
+    d.native = native_route(d.config, queue_device(queue), s.sel);
+  }
+  return d;
+}
+
+std::string describe(const std::exception_ptr& p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace
+}  // namespace dop::intercept
+
+using namespace dop::intercept;
+
+DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                                         const size_t* global_work_offset, const size_t* global_work_size,
+                                         const size_t* local_work_size, cl_uint num_events_in_wait_list,
+                                         const cl_event* event_wait_list, cl_event* event) {
+  REAL(clEnqueueNDRangeKernel);
+  if (!real_clEnqueueNDRangeKernel) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint n, const cl_event* list) {
+    return real_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                                       local_work_size, n, list, event);
+  };
+  if (t_inside) return real(num_events_in_wait_list, event_wait_list);
+  LaunchPlan plan;
+  bool tracked = false;
+  std::string why;
+  try {
+    why = plan_launch(kernel, work_dim, global_work_offset, global_work_size, local_work_size, plan, tracked);
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "unknown error";
+  }
+  // Every kernel the application creates is tracked: an untracked one is dop's own, on its driver threads.
+  if (!tracked) return real(num_events_in_wait_list, event_wait_list);
+  const KernelBuffers kb = kernel_buffers(kernel);
+  auto fallback = [&](const std::string& reason) {
+    try {
+      log_line("kernel=" + plan.kernel_name + " fallback: " + reason);
+    } catch (...) {
+    }
+    return enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
+  };
+  Decision d;
+  try {
+    Inside guard;
+    d = decide(command_queue, plan, work_dim, global_work_size, local_work_size, why.empty());
+  } catch (...) {
+    return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
+  }
+  if (d.native) {
+    const auto t = Clock::now();
+    const cl_int r = enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
+    try {
+      Inside guard;
+      log_native(plan, work_dim, global_work_size, local_work_size, d, queue_device(command_queue), dop_state().sel,
+                 ms_between(t, Clock::now()));
+    } catch (...) {
+    }
+    return r;
+  }
+  if (!why.empty()) return fallback(why);
+  try {
+    Inside guard;
+    return run_with_dop(command_queue, work_dim, global_work_size, local_work_size, num_events_in_wait_list,
+                        event_wait_list, event, plan, d);
+  } catch (...) {
+    return fallback("dop failed: " + describe(std::current_exception()));
+  }
+}
+
+// A task is a kernel of one work-item: it runs as the application asked, after dop's results its buffers lack.
+DOP_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list,
+                                const cl_event* event_wait_list, cl_event* event) {
+  REAL(clEnqueueTask);
+  if (!real_clEnqueueTask) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint n, const cl_event* list) {
+    return real_clEnqueueTask(command_queue, kernel, n, list, event);
+  };
+  if (t_inside) return real(num_events_in_wait_list, event_wait_list);
+  return enqueue_real(command_queue, kernel_buffers(kernel), num_events_in_wait_list, event_wait_list, real);
+}

@@ -1,0 +1,322 @@
+// The application's memory commands on its buffers, each forwarded to the real implementation after the residency
+// protocol's step for it (residency.hpp): a command that reads a buffer's bytes first gets dop's results for them
+// (non-blocking writes in its wait list), or, for a read of bytes only dop's copy holds, is served from that copy; a
+// command that writes a buffer's bytes invalidates dop's copy of them. Buffers dop never ran with pass straight
+// through, as does everything on dop's own threads.
+#include <algorithm>
+#include <cstring>
+
+#include "interpose.hpp"
+#include "residency.hpp"
+
+namespace dop::intercept {
+namespace {
+
+// The bytes a rectangular region of a buffer spans, first to last (its row and slice pitches as OpenCL defaults
+// them).
+std::pair<size_t, size_t> rect_span(const size_t* origin, const size_t* region, size_t row_pitch, size_t slice_pitch) {
+  if (!origin || !region || region[0] == 0 || region[1] == 0 || region[2] == 0) return {0, 0};
+  if (row_pitch == 0) row_pitch = region[0];
+  if (slice_pitch == 0) slice_pitch = region[1] * row_pitch;
+  const size_t lo = origin[2] * slice_pitch + origin[1] * row_pitch + origin[0];
+  return {lo, lo + (region[2] - 1) * slice_pitch + (region[1] - 1) * row_pitch + region[0]};
+}
+
+// One buffer's step of the protocol before a command of the application's: its dop results for [lo, hi) flushed
+// (events into `waits`) and, when the command writes there, dop's copy of [lo, hi) dropped. Clamped to the buffer.
+void before_command(cl_command_queue queue, cl_mem mem, size_t lo, size_t hi, bool writes, bool exact,
+                    std::vector<cl_event>& waits) {
+  auto st = buffer_state(mem, false);
+  if (!st) return;
+  Inside guard;
+  std::lock_guard<std::mutex> l(st->m);
+  hi = std::min(hi, st->size);
+  if (lo >= hi) return;
+  if (!(writes && exact)) flush_stale(*st, queue, lo, hi, waits);
+  if (writes) app_writes(*st, lo, hi, exact);
+}
+
+// Runs `enqueue` with the application's wait list and dop's flushes; the flushes' events are let go after.
+template <typename F>
+cl_int with_waits(cl_uint n, const cl_event* list, std::vector<cl_event>& flushes, F enqueue) {
+  const WaitList waits(n, list, flushes);
+  const cl_int r = enqueue(waits.size(), waits.data());
+  release_events(flushes);
+  return r;
+}
+
+// A read served from dop's copy: the event (if asked for) completes after the queue's earlier commands.
+cl_int served(cl_command_queue queue, cl_uint n, const cl_event* list, cl_event* event) {
+  if (!event) return CL_SUCCESS;
+  REAL(clEnqueueMarkerWithWaitList);
+  return real_clEnqueueMarkerWithWaitList(queue, n, list, event);
+}
+
+}  // namespace
+}  // namespace dop::intercept
+
+using namespace dop::intercept;
+
+DOP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
+                                      size_t size, void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueReadBuffer);
+  if (!real_clEnqueueReadBuffer) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueReadBuffer(queue, buffer, blocking, offset, size, ptr, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  auto st = buffer_state(buffer, false);
+  if (!st) return real(n, list);
+  std::vector<cl_event> flushes;
+  try {
+    Inside guard;
+    std::lock_guard<std::mutex> l(st->m);
+    if (ptr && offset + size <= st->size && read_from_shadow(*st, offset, offset + size, ptr))
+      return served(queue, n, list, event);
+    flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);
+  } catch (const dop::cl::Error& e) {
+    log_line(std::string("error: ") + e.what());
+    return e.code();
+  } catch (...) {
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                          const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
+                                          size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                                          size_t host_slice_pitch, void* ptr, cl_uint n, const cl_event* list,
+                                          cl_event* event) {
+  REAL(clEnqueueReadBufferRect);
+  if (!real_clEnqueueReadBufferRect) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueReadBufferRect(queue, buffer, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                        buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  try {
+    before_command(queue, buffer, lo, hi, false, false, flushes);
+  } catch (const dop::cl::Error& e) {
+    return e.code();
+  } catch (...) {
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
+                                       size_t size, const void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueWriteBuffer);
+  if (!real_clEnqueueWriteBuffer) return CL_INVALID_OPERATION;
+  if (!t_inside) {
+    std::vector<cl_event> none;
+    before_command(queue, buffer, offset, offset + size, true, true, none);
+  }
+  return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
+}
+
+DOP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
+                                           const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
+                                           size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch,
+                                           size_t host_slice_pitch, const void* ptr, cl_uint n, const cl_event* list,
+                                           cl_event* event) {
+  REAL(clEnqueueWriteBufferRect);
+  if (!real_clEnqueueWriteBufferRect) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueWriteBufferRect(queue, buffer, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                         buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  try {
+    before_command(queue, buffer, lo, hi, true, false, flushes);  // the gaps between rows keep their bytes
+  } catch (const dop::cl::Error& e) {
+    return e.code();
+  } catch (...) {
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue queue, cl_mem buffer, const void* pattern, size_t pattern_size,
+                                      size_t offset, size_t size, cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueFillBuffer);
+  if (!real_clEnqueueFillBuffer) return CL_INVALID_OPERATION;
+  if (!t_inside) {
+    std::vector<cl_event> none;
+    before_command(queue, buffer, offset, offset + size, true, true, none);
+  }
+  return real_clEnqueueFillBuffer(queue, buffer, pattern, pattern_size, offset, size, n, list, event);
+}
+
+DOP_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                      size_t dst_offset, size_t size, cl_uint n, const cl_event* list,
+                                      cl_event* event) {
+  REAL(clEnqueueCopyBuffer);
+  if (!real_clEnqueueCopyBuffer) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  try {
+    before_command(queue, src, src_offset, src_offset + size, false, false, flushes);
+    before_command(queue, dst, dst_offset, dst_offset + size, true, true, flushes);
+  } catch (const dop::cl::Error& e) {
+    release_events(flushes);
+    return e.code();
+  } catch (...) {
+    release_events(flushes);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                          const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
+                                          size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                          cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueCopyBufferRect);
+  if (!real_clEnqueueCopyBufferRect) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueCopyBufferRect(queue, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                                        dst_row_pitch, dst_slice_pitch, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  const auto [slo, shi] = rect_span(src_origin, region, src_row_pitch, src_slice_pitch);
+  const auto [dlo, dhi] = rect_span(dst_origin, region, dst_row_pitch, dst_slice_pitch);
+  try {
+    before_command(queue, src, slo, shi, false, false, flushes);
+    before_command(queue, dst, dlo, dhi, true, false, flushes);
+  } catch (const dop::cl::Error& e) {
+    release_events(flushes);
+    return e.code();
+  } catch (...) {
+    release_events(flushes);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
+                                             const size_t* dst_origin, const size_t* region, cl_uint n,
+                                             const cl_event* list, cl_event* event) {
+  REAL(clEnqueueCopyBufferToImage);
+  if (!real_clEnqueueCopyBufferToImage) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueCopyBufferToImage(queue, src, dst, src_offset, dst_origin, region, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  try {
+    before_command(queue, src, src_offset, SIZE_MAX, false, false, flushes);  // the pixel size is the image's
+  } catch (const dop::cl::Error& e) {
+    return e.code();
+  } catch (...) {
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                             const size_t* region, size_t dst_offset, cl_uint n, const cl_event* list,
+                                             cl_event* event) {
+  REAL(clEnqueueCopyImageToBuffer);
+  if (!real_clEnqueueCopyImageToBuffer) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueCopyImageToBuffer(queue, src, dst, src_origin, region, dst_offset, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  try {
+    before_command(queue, dst, dst_offset, SIZE_MAX, true, false, flushes);
+  } catch (const dop::cl::Error& e) {
+    return e.code();
+  } catch (...) {
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT void* clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
+                                    size_t offset, size_t size, cl_uint n, const cl_event* list, cl_event* event,
+                                    cl_int* errcode_ret) {
+  REAL(clEnqueueMapBuffer);
+  if (!real_clEnqueueMapBuffer) {
+    if (errcode_ret) *errcode_ret = CL_INVALID_OPERATION;
+    return nullptr;
+  }
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueMapBuffer(queue, buffer, blocking, flags, offset, size, k, l, event, errcode_ret);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  const bool writes = (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+  try {
+    // The application may write through the mapping until it unmaps: dop's copy of the region is dropped now.
+    before_command(queue, buffer, offset, offset + size, writes, false, flushes);
+  } catch (const dop::cl::Error& e) {
+    if (errcode_ret) *errcode_ret = e.code();
+    return nullptr;
+  } catch (...) {
+    if (errcode_ret) *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+    return nullptr;
+  }
+  const WaitList waits(n, list, flushes);
+  void* p = real(waits.size(), waits.data());
+  release_events(flushes);
+  return p;
+}
+
+DOP_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint num_mems, const cl_mem* mems,
+                                             cl_mem_migration_flags flags, cl_uint n, const cl_event* list,
+                                             cl_event* event) {
+  REAL(clEnqueueMigrateMemObjects);
+  if (!real_clEnqueueMigrateMemObjects) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueMigrateMemObjects(queue, num_mems, mems, flags, k, l, event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  const bool undefined = (flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0;
+  try {
+    for (cl_uint i = 0; mems && i < num_mems; ++i)
+      before_command(queue, mems[i], 0, SIZE_MAX, undefined, undefined, flushes);
+  } catch (const dop::cl::Error& e) {
+    release_events(flushes);
+    return e.code();
+  } catch (...) {
+    release_events(flushes);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}
+
+DOP_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue queue, void(CL_CALLBACK* user_func)(void*), void* args,
+                                        size_t cb_args, cl_uint num_mem_objects, const cl_mem* mem_list,
+                                        const void** args_mem_loc, cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueNativeKernel);
+  if (!real_clEnqueueNativeKernel) return CL_INVALID_OPERATION;
+  auto real = [&](cl_uint k, const cl_event* l) {
+    return real_clEnqueueNativeKernel(queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, k, l,
+                                      event);
+  };
+  if (t_inside) return real(n, list);
+  std::vector<cl_event> flushes;
+  try {
+    for (cl_uint i = 0; mem_list && i < num_mem_objects; ++i)
+      before_command(queue, mem_list[i], 0, SIZE_MAX, true, false, flushes);
+  } catch (const dop::cl::Error& e) {
+    release_events(flushes);
+    return e.code();
+  } catch (...) {
+    release_events(flushes);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, real);
+}

@@ -1,0 +1,260 @@
+// Residency of the application's buffers: the byte-range sets, each buffer's state, and the transitions of the
+// protocol (docs/intercept.md, "Residency"): flushes of stale bytes before the application's commands, dop's copy
+// invalidated by the application's writes, fetches before and bookkeeping after a dop launch.
+#include "residency.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dop::intercept {
+
+// ---------------------------------------------------------------------------------------------------------------
+// RangeSet
+// ---------------------------------------------------------------------------------------------------------------
+
+void RangeSet::add(size_t lo, size_t hi) {
+  if (lo >= hi) return;
+  std::vector<Range> out;
+  out.reserve(r_.size() + 1);
+  size_t i = 0;
+  for (; i < r_.size() && r_[i].second < lo; ++i) out.push_back(r_[i]);  // entirely before (not touching)
+  for (; i < r_.size() && r_[i].first <= hi; ++i) {                      // overlapping or touching: merged
+    lo = std::min(lo, r_[i].first);
+    hi = std::max(hi, r_[i].second);
+  }
+  out.emplace_back(lo, hi);
+  for (; i < r_.size(); ++i) out.push_back(r_[i]);
+  r_ = std::move(out);
+}
+
+void RangeSet::remove(size_t lo, size_t hi) {
+  if (lo >= hi || r_.empty()) return;
+  std::vector<Range> out;
+  out.reserve(r_.size() + 1);
+  for (const Range& r : r_) {
+    if (r.second <= lo || r.first >= hi) {
+      out.push_back(r);
+      continue;
+    }
+    if (r.first < lo) out.emplace_back(r.first, lo);
+    if (r.second > hi) out.emplace_back(hi, r.second);
+  }
+  r_ = std::move(out);
+}
+
+bool RangeSet::covers(size_t lo, size_t hi) const {
+  if (lo >= hi) return true;
+  for (const Range& r : r_)
+    if (r.first <= lo && r.second >= hi) return true;
+  return false;
+}
+
+bool RangeSet::intersects(size_t lo, size_t hi) const {
+  for (const Range& r : r_)
+    if (r.first < hi && r.second > lo) return true;
+  return false;
+}
+
+std::vector<RangeSet::Range> RangeSet::within(size_t lo, size_t hi) const {
+  std::vector<Range> out;
+  for (const Range& r : r_) {
+    const size_t b = std::max(lo, r.first), e = std::min(hi, r.second);
+    if (b < e) out.emplace_back(b, e);
+  }
+  return out;
+}
+
+std::vector<RangeSet::Range> RangeSet::missing(size_t lo, size_t hi) const {
+  std::vector<Range> out;
+  size_t at = lo;
+  for (const Range& r : r_) {
+    if (r.second <= at) continue;
+    if (r.first >= hi) break;
+    if (r.first > at) out.emplace_back(at, r.first);
+    at = std::max(at, r.second);
+    if (at >= hi) break;
+  }
+  if (at < hi) out.emplace_back(at, hi);
+  return out;
+}
+
+size_t RangeSet::bytes() const {
+  size_t n = 0;
+  for (const Range& r : r_) n += r.second - r.first;
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Buffer state
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+REAL(clEnqueueWriteBuffer);
+REAL(clEnqueueReadBuffer);
+REAL(clWaitForEvents);
+REAL(clReleaseEvent);
+REAL(clRetainCommandQueue);
+REAL(clReleaseCommandQueue);
+
+// Writes that completed are let go, so that a buffer flushed often keeps a short list.
+void prune_flushes(BufferState& st) {
+  auto done = [](cl_event e) {
+    cl_int status = CL_QUEUED;
+    return clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS &&
+           (status == CL_COMPLETE || status < 0);
+  };
+  auto it = std::remove_if(st.flushes.begin(), st.flushes.end(), [&](cl_event e) {
+    if (!done(e)) return false;
+    real_clReleaseEvent(e);
+    return true;
+  });
+  st.flushes.erase(it, st.flushes.end());
+}
+
+void wait_flushes(BufferState& st) {
+  if (st.flushes.empty()) return;
+  real_clWaitForEvents(cl_uint(st.flushes.size()), st.flushes.data());
+  release_events(st.flushes);
+}
+
+void check(cl_int err, const char* what, const BufferState& st) {
+  if (err != CL_SUCCESS)
+    throw cl::Error(err, std::string(what) + " of an application buffer (" + std::to_string(st.size) + " bytes)");
+}
+
+}  // namespace
+
+BufferState::BufferState(cl_mem m, size_t bytes, cl_mem_flags flags) : mem(m), size(bytes) {
+  eager = (flags & CL_MEM_USE_HOST_PTR) != 0;
+  spec.kind = ArgKind::buffer;
+  spec.type = ElemType::u8;
+  spec.count = size;
+}
+
+BufferState::~BufferState() {
+  wait_flushes(*this);
+  if (flush_queue) real_clReleaseCommandQueue(flush_queue);
+}
+
+std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto it = t.buffers.find(m);
+  if (it == t.buffers.end()) return nullptr;
+  if (!it->second.state && create)
+    it->second.state = std::make_shared<BufferState>(m, it->second.size, it->second.flags);
+  return it->second.state;
+}
+
+void release_events(std::vector<cl_event>& events) {
+  for (cl_event e : events) real_clReleaseEvent(e);
+  events.clear();
+}
+
+WaitList::WaitList(cl_uint n, const cl_event* list, const std::vector<cl_event>& extra) {
+  if (list) all.assign(list, list + n);
+  all.insert(all.end(), extra.begin(), extra.end());
+}
+
+void flush_stale(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, std::vector<cl_event>& waits) {
+  if (!st.stale.intersects(lo, hi)) return;
+  prune_flushes(st);
+  const auto* base = static_cast<const unsigned char*>(st.shadow.data());
+  for (const auto& [b, e] : st.stale.within(lo, hi)) {
+    cl_event ev = nullptr;
+    check(real_clEnqueueWriteBuffer(queue, st.mem, CL_FALSE, b, e - b, base + b, 0, nullptr, &ev),
+          "clEnqueueWriteBuffer (dop's results back)", st);
+    st.flushes.push_back(ev);
+    clRetainEvent(ev);
+    waits.push_back(ev);
+    st.stale.remove(b, e);
+  }
+}
+
+void flush_all(BufferState& st, cl_command_queue queue) {
+  if (st.stale.empty()) return;
+  if (!queue) queue = st.flush_queue;
+  std::vector<cl_event> waits;
+  flush_stale(st, queue, 0, st.size, waits);
+  if (!waits.empty()) check(real_clWaitForEvents(cl_uint(waits.size()), waits.data()), "waiting for a write", st);
+  release_events(waits);
+}
+
+void app_writes(BufferState& st, size_t lo, size_t hi, bool exact) {
+  st.host_valid.remove(lo, hi);
+  if (exact) st.stale.remove(lo, hi);
+}
+
+bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst) {
+  if (lo >= hi || !st.stale.intersects(lo, hi) || !st.host_valid.covers(lo, hi)) return false;
+  std::memcpy(dst, static_cast<const unsigned char*>(st.shadow.data()) + lo, hi - lo);
+  return true;
+}
+
+size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write) {
+  if (st.shadow.bytes != st.size) {  // first use: dop's copy of the whole buffer
+    st.shadow.spec = &st.spec;
+    st.shadow.storage.resize((st.size + 7) / 8);
+    st.shadow.bytes = st.size;
+  }
+  if (will_write) wait_flushes(st);
+  size_t fetched = 0;
+  auto* base = static_cast<unsigned char*>(st.shadow.data());
+  for (const auto& [b, e] : st.host_valid.missing(0, st.size)) {
+    check(real_clEnqueueReadBuffer(queue, st.mem, CL_TRUE, b, e - b, base + b, 0, nullptr, nullptr),
+          "clEnqueueReadBuffer (the application's data for dop)", st);
+    st.host_valid.add(b, e);
+    fetched += e - b;
+  }
+  return fetched;
+}
+
+void dop_wrote(BufferState& st, cl_command_queue queue, size_t lo, size_t hi) {
+  st.stale.add(lo, hi);
+  if (st.flush_queue != queue) {
+    real_clRetainCommandQueue(queue);
+    if (st.flush_queue) real_clReleaseCommandQueue(st.flush_queue);
+    st.flush_queue = queue;
+  }
+  if (st.eager) flush_all(st, queue);
+}
+
+bool dop_failed(BufferState& st) {
+  const bool lost = !st.stale.empty();
+  st.host_valid.clear();
+  if (!lost) return true;
+  st.stale.clear();  // nothing can restore them: the caller returns the error
+  return false;
+}
+
+void flush_and_drop_all(cl_command_queue queue) {
+  std::vector<std::shared_ptr<BufferState>> all;
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    for (auto& [m, b] : t.buffers)
+      if (b.state) all.push_back(b.state);
+  }
+  for (auto& st : all) {
+    std::lock_guard<std::mutex> l(st->m);
+    flush_all(*st, queue);
+    st->host_valid.clear();
+  }
+}
+
+void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::vector<cl_event>& waits) {
+  if (!kb.known) {
+    flush_and_drop_all(queue);
+    return;
+  }
+  for (const auto& [mem, flags] : kb.mems) {
+    auto st = buffer_state(mem, false);
+    if (!st) continue;
+    std::lock_guard<std::mutex> l(st->m);
+    flush_stale(*st, queue, 0, st->size, waits);
+    if (!(flags & CL_MEM_READ_ONLY)) app_writes(*st, 0, st->size, false);
+  }
+}
+
+}  // namespace dop::intercept

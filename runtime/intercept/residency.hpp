@@ -1,0 +1,102 @@
+// Residency of the application's buffers (internal to libdop_intercept.so): which bytes of each buffer are current
+// in the application's own cl_mem (on its device) and in dop's host copy, MSI-style over those two memories (as
+// StarPU's data handles do over theirs). A dop launch fetches only what its host copy lacks and leaves its results
+// there; they reach the application's cl_mem only when something of the application's needs them: its read, map or
+// copy of the buffer, its own kernel, a pass-through launch. A write of the application's invalidates dop's copy.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "interpose.hpp"
+
+namespace dop::intercept {
+
+/// Sorted, disjoint byte ranges [lo, hi).
+class RangeSet {
+ public:
+  using Range = std::pair<size_t, size_t>;
+  void add(size_t lo, size_t hi);
+  void remove(size_t lo, size_t hi);
+  bool covers(size_t lo, size_t hi) const;
+  bool intersects(size_t lo, size_t hi) const;
+  std::vector<Range> missing(size_t lo, size_t hi) const;  ///< the parts of [lo, hi) outside the set
+  std::vector<Range> within(size_t lo, size_t hi) const;   ///< the parts of [lo, hi) inside the set
+  size_t bytes() const;
+  bool empty() const { return r_.empty(); }
+  void clear() { r_.clear(); }
+
+ private:
+  std::vector<Range> r_;
+};
+
+/// What dop holds of one application buffer. Invariant: every byte is current in the application's cl_mem or in
+/// `shadow` (where `host_valid` says), and `stale` (bytes of the cl_mem that are not current) lies within
+/// `host_valid`. Guarded by `m`; a dop launch holds it for its whole run.
+struct BufferState {
+  BufferState(cl_mem mem, size_t size, cl_mem_flags flags);
+  ~BufferState();  // waits for the writes still reading the shadow
+  BufferState(const BufferState&) = delete;
+  BufferState& operator=(const BufferState&) = delete;
+
+  std::mutex m;
+  const cl_mem mem;  // the application's buffer (not retained: the state goes with its table entry)
+  const size_t size;
+  /// Never leave the application's copy stale: buffers over the application's host memory (CL_MEM_USE_HOST_PTR:
+  /// it may look at that memory directly), and buffers with aliases dop does not follow (sub-buffers, images).
+  bool eager = false;
+  ArgSpec spec;    // a byte buffer of `size`, for `shadow`
+  ArgData shadow;  // dop's host copy, page-aligned; allocated at the first dop launch
+  RangeSet host_valid;
+  RangeSet stale;
+  cl_command_queue flush_queue = nullptr;  // retained: the queue of the dop launch that made bytes stale
+  std::vector<cl_event> flushes;           // non-blocking writes from `shadow` still in flight
+};
+
+/// The state of a tracked buffer, made when `create`; null for a buffer the tables do not know.
+std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create);
+
+/// Before a command of the application's (or a real kernel) uses bytes [lo, hi) of the buffer on `queue`: the stale
+/// ones are written from dop's copy with non-blocking writes; their events are appended to `waits` (the caller puts
+/// them in the command's wait list and releases them). Call with st.m held.
+void flush_stale(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, std::vector<cl_event>& waits);
+/// Blocking: every stale byte written back now (on `queue`, or the queue of the launch that made it stale).
+void flush_all(BufferState& st, cl_command_queue queue = nullptr);
+/// The application's command writes [lo, hi): dop's copy of those bytes is no longer current. With `exact` every
+/// byte of the range is written (write, fill, copy): the application's copy becomes current there without a flush;
+/// otherwise call flush_stale for the range first. Call with st.m held.
+void app_writes(BufferState& st, size_t lo, size_t hi, bool exact);
+/// Reads [lo, hi) from dop's copy into `dst` when that copy is current there and the application's is not (the
+/// result of a dop launch not yet flushed); false when the application's copy must serve. Call with st.m held.
+bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst);
+
+/// For a dop launch (st.m held by the caller): dop's copy made current in whole, reading on `queue` only what it
+/// lacks (blocking); returns the bytes read. With `will_write`, also waits for flushes still reading the copy.
+size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write);
+/// After a dop launch wrote [lo, hi) of dop's copy: the application's copy is stale there (written back now for an
+/// eager buffer). `queue` is kept for flushes that have no queue of their own.
+void dop_wrote(BufferState& st, cl_command_queue queue, size_t lo, size_t hi);
+/// After a dop launch failed with `wrote` possibly changed part way: dop's copy is no longer trusted. Returns false
+/// when bytes only dop's copy held were lost (the application's copy of them is stale).
+bool dop_failed(BufferState& st);
+
+/// A kernel dop does not know the arguments of is about to run on `queue` (or dop stops following a buffer): every
+/// buffer's stale bytes are written back and dop's copies are dropped.
+void flush_and_drop_all(cl_command_queue queue);
+
+/// Before a real kernel of the application's runs on `queue` with these buffers: stale bytes flushed (events into
+/// `waits`), dop's copy of the writable ones dropped. A kernel whose arguments are not known drops everything.
+void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::vector<cl_event>& waits);
+
+/// The application's wait list and dop's extra events, as one list (the pointer is null when both are empty).
+struct WaitList {
+  std::vector<cl_event> all;
+  WaitList(cl_uint n, const cl_event* list, const std::vector<cl_event>& extra);
+  cl_uint size() const { return cl_uint(all.size()); }
+  const cl_event* data() const { return all.empty() ? nullptr : all.data(); }
+};
+void release_events(std::vector<cl_event>& events);
+
+}  // namespace dop::intercept

@@ -1,0 +1,555 @@
+// The interposer's tables: what the application created (programs and their sources, kernels and their arguments,
+// buffers and the memory objects dop does not run with), recorded by the exported create, set and release entry
+// points, each forwarding to the real implementation first. dop's own objects (created under the guard) are never
+// recorded: a create call under the guard erases any stale entry at the returned address.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "interpose.hpp"
+#include "residency.hpp"
+
+namespace dop::intercept {
+
+thread_local int t_inside = 0;
+
+bool log_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("DOP_LOG");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+void log_line(const std::string& s) {
+  if (!log_enabled()) return;
+  const std::string line = "dop-intercept: " + s + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+// Never destroyed: the application may call OpenCL from its own static destructors.
+Tables& tables() {
+  static Tables* t = new Tables;
+  return *t;
+}
+
+// A create call made by dop itself: the handle is dop's, so no stale application entry may remain at its address.
+void forget_mem(cl_mem m) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.buffers.erase(m);
+  t.other_mems.erase(m);
+}
+void forget_kernel(cl_kernel k) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.kernels.erase(k);
+}
+void forget_program(cl_program p) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.programs.erase(p);
+}
+
+void track_other_mem(cl_mem m, const char* what) {
+  if (!m) return;
+  if (t_inside) return forget_mem(m);
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.buffers.erase(m);
+  t.other_mems[m] = what;
+}
+
+void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
+  if (!m) return;
+  if (t_inside) return forget_mem(m);
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.other_mems.erase(m);
+  t.buffers[m] = BufferInfo{size, flags, nullptr};
+}
+
+// A new application kernel: its argument count and, where the implementation answers, the arguments' address
+// qualifiers and type names (a second opinion on what clSetKernelArg was given).
+void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
+  if (!k) return;
+  if (t_inside) return forget_kernel(k);
+  KernelInfo ki;
+  ki.program = program;
+  ki.name = name;
+  cl_uint nargs = 0;
+  if (clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr) != CL_SUCCESS)
+    ki.unsupported = "the number of kernel arguments is unknown";
+  ki.args.resize(nargs);
+  bool have_info = nargs > 0;
+  std::vector<cl_kernel_arg_address_qualifier> quals(nargs);
+  std::vector<std::string> types(nargs);
+  for (cl_uint i = 0; i < nargs && have_info; ++i) {
+    if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof quals[i], &quals[i], nullptr) != CL_SUCCESS) {
+      have_info = false;
+      break;
+    }
+    size_t len = 0;
+    if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, 0, nullptr, &len) == CL_SUCCESS && len > 0) {
+      std::string s(len, '\0');
+      if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, len, s.data(), nullptr) == CL_SUCCESS) types[i] = s.c_str();
+    }
+  }
+  if (have_info) {
+    ki.quals = std::move(quals);
+    ki.type_names = std::move(types);
+  }
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.kernels[k] = std::move(ki);
+}
+
+std::string kernel_name_of(cl_kernel k) {
+  size_t len = 0;
+  if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &len) != CL_SUCCESS || len == 0) return {};
+  std::string s(len, '\0');
+  if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, s.data(), nullptr) != CL_SUCCESS) return {};
+  return s.c_str();
+}
+
+// A buffer gets an alias dop does not follow (a sub-buffer, an image over it): its results are written back now and
+// after every later dop launch, so that the alias always sees them.
+void buffer_aliased(cl_mem parent) {
+  if (!parent || t_inside) return;
+  auto st = buffer_state(parent, true);
+  if (!st) return;
+  Inside guard;
+  std::lock_guard<std::mutex> l(st->m);
+  st->eager = true;
+  flush_all(*st);
+}
+
+KernelBuffers kernel_buffers(cl_kernel k) {
+  KernelBuffers kb;
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto it = t.kernels.find(k);
+  if (it == t.kernels.end()) return kb;
+  kb.known = true;
+  for (const ArgInfo& a : it->second.args) {
+    if (a.kind == ArgInfo::Kind::unsupported && a.why != "sampler")
+      kb.known = false;  // SVM, sub-buffer, image: aliases
+    if (a.kind != ArgInfo::Kind::mem) continue;
+    auto b = t.buffers.find(a.mem);
+    if (b != t.buffers.end()) kb.mems.emplace_back(a.mem, b->second.flags);
+  }
+  if (!it->second.unsupported.empty()) kb.known = false;
+  return kb;
+}
+
+}  // namespace dop::intercept
+
+using namespace dop::intercept;
+
+#define MISSING_RET(err)                   \
+  do {                                     \
+    if (errcode_ret) *errcode_ret = (err); \
+    return nullptr;                        \
+  } while (0)
+
+DOP_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint count, const char** strings,
+                                                const size_t* lengths, cl_int* errcode_ret) {
+  REAL(clCreateProgramWithSource);
+  if (!real_clCreateProgramWithSource) MISSING_RET(CL_INVALID_OPERATION);
+  cl_program p = real_clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+  if (!p) return p;
+  if (t_inside) {
+    forget_program(p);
+    return p;
+  }
+  try {
+    auto src = std::make_shared<std::string>();
+    for (cl_uint i = 0; i < count && strings; ++i) {
+      if (!strings[i]) continue;
+      if (lengths && lengths[i] > 0)
+        src->append(strings[i], lengths[i]);
+      else
+        src->append(strings[i]);
+    }
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    const size_t h = std::hash<std::string>{}(*src);
+    t.programs[p] = ProgramInfo{std::move(src), {}, false, h};
+  } catch (...) {
+    forget_program(p);
+  }
+  return p;
+}
+
+namespace {
+// Programs whose kernels dop cannot re-create: remember that they are not from source.
+void untracked_program(cl_program p) {
+  if (!p) return;
+  if (t_inside) return forget_program(p);
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  t.programs[p] = ProgramInfo{};
+}
+}  // namespace
+
+DOP_EXPORT cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                const cl_device_id* device_list, const size_t* lengths,
+                                                const unsigned char** binaries, cl_int* binary_status,
+                                                cl_int* errcode_ret) {
+  REAL(clCreateProgramWithBinary);
+  if (!real_clCreateProgramWithBinary) MISSING_RET(CL_INVALID_OPERATION);
+  cl_program p =
+      real_clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+  untracked_program(p);
+  return p;
+}
+
+DOP_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void* il, size_t length, cl_int* errcode_ret) {
+  REAL(clCreateProgramWithIL);
+  if (!real_clCreateProgramWithIL) MISSING_RET(CL_INVALID_OPERATION);
+  cl_program p = real_clCreateProgramWithIL(context, il, length, errcode_ret);
+  untracked_program(p);
+  return p;
+}
+
+DOP_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+                                                        const cl_device_id* device_list, const char* kernel_names,
+                                                        cl_int* errcode_ret) {
+  REAL(clCreateProgramWithBuiltInKernels);
+  if (!real_clCreateProgramWithBuiltInKernels) MISSING_RET(CL_INVALID_OPERATION);
+  cl_program p = real_clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+  untracked_program(p);
+  return p;
+}
+
+DOP_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
+                                    const char* options, cl_uint num_input_programs, const cl_program* input_programs,
+                                    void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data), void* user_data,
+                                    cl_int* errcode_ret) {
+  REAL(clLinkProgram);
+  if (!real_clLinkProgram) MISSING_RET(CL_INVALID_OPERATION);
+  cl_program p = real_clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs,
+                                    pfn_notify, user_data, errcode_ret);
+  untracked_program(p);
+  return p;
+}
+
+DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
+                                 const char* options,
+                                 void(CL_CALLBACK* pfn_notify)(cl_program program, void* user_data), void* user_data) {
+  REAL(clBuildProgram);
+  if (!real_clBuildProgram) return CL_INVALID_OPERATION;
+  const cl_int r = real_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+  if (t_inside) return r;
+  try {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.programs.find(program);
+    if (it != t.programs.end()) {
+      it->second.options = options ? options : "";
+      it->second.built = r == CL_SUCCESS;
+    }
+  } catch (...) {
+  }
+  return r;
+}
+
+DOP_EXPORT cl_int clReleaseProgram(cl_program program) {
+  REAL(clReleaseProgram);
+  if (!real_clReleaseProgram) return CL_INVALID_OPERATION;
+  if (!t_inside && program) {
+    cl_uint refs = 0;
+    if (clGetProgramInfo(program, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS && refs == 1)
+      forget_program(program);
+  }
+  return real_clReleaseProgram(program);
+}
+
+DOP_EXPORT cl_kernel clCreateKernel(cl_program program, const char* kernel_name, cl_int* errcode_ret) {
+  REAL(clCreateKernel);
+  if (!real_clCreateKernel) MISSING_RET(CL_INVALID_OPERATION);
+  cl_kernel k = real_clCreateKernel(program, kernel_name, errcode_ret);
+  try {
+    if (k) track_kernel(k, program, kernel_name ? kernel_name : "");
+  } catch (...) {
+    forget_kernel(k);
+  }
+  return k;
+}
+
+DOP_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel* kernels,
+                                           cl_uint* num_kernels_ret) {
+  REAL(clCreateKernelsInProgram);
+  if (!real_clCreateKernelsInProgram) return CL_INVALID_OPERATION;
+  const cl_int r = real_clCreateKernelsInProgram(program, num_kernels, kernels, num_kernels_ret);
+  if (r != CL_SUCCESS || !kernels) return r;
+  for (cl_uint i = 0; i < num_kernels; ++i) {
+    if (!kernels[i]) continue;
+    try {
+      track_kernel(kernels[i], program, kernel_name_of(kernels[i]));
+    } catch (...) {
+      forget_kernel(kernels[i]);
+    }
+  }
+  return r;
+}
+
+DOP_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
+  REAL(clCloneKernel);
+  if (!real_clCloneKernel) MISSING_RET(CL_INVALID_OPERATION);
+  cl_kernel k = real_clCloneKernel(source_kernel, errcode_ret);
+  if (!k) return k;
+  if (t_inside) {
+    forget_kernel(k);
+    return k;
+  }
+  try {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.kernels.find(source_kernel);
+    if (it != t.kernels.end()) {
+      KernelInfo copy = it->second;  // the clone has the source kernel's arguments
+      t.kernels[k] = std::move(copy);
+    } else {
+      t.kernels.erase(k);
+    }
+  } catch (...) {
+    forget_kernel(k);
+  }
+  return k;
+}
+
+DOP_EXPORT cl_int clReleaseKernel(cl_kernel kernel) {
+  REAL(clReleaseKernel);
+  if (!real_clReleaseKernel) return CL_INVALID_OPERATION;
+  if (!t_inside && kernel) {
+    cl_uint refs = 0;
+    if (clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS && refs == 1)
+      forget_kernel(kernel);
+  }
+  return real_clReleaseKernel(kernel);
+}
+
+DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {
+  REAL(clSetKernelArg);
+  if (!real_clSetKernelArg) return CL_INVALID_OPERATION;
+  const cl_int r = real_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+  if (r != CL_SUCCESS || t_inside) return r;
+  try {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.kernels.find(kernel);
+    if (it == t.kernels.end() || arg_index >= it->second.args.size()) return r;
+    ArgInfo a;
+    a.size = arg_size;
+    if (!arg_value) {
+      a.kind = ArgInfo::Kind::local;
+    } else if (arg_size == sizeof(cl_mem)) {
+      cl_mem m = nullptr;
+      std::memcpy(&m, arg_value, sizeof m);
+      auto other = t.other_mems.find(m);
+      if (m && t.buffers.count(m)) {
+        a.kind = ArgInfo::Kind::mem;
+        a.mem = m;
+      } else if (other != t.other_mems.end()) {
+        a.kind = ArgInfo::Kind::unsupported;
+        a.why = other->second;
+      } else if (t.samplers.count(reinterpret_cast<cl_sampler>(m))) {
+        a.kind = ArgInfo::Kind::unsupported;
+        a.why = "sampler";
+      }
+    }
+    if (a.kind == ArgInfo::Kind::unset) {
+      a.kind = ArgInfo::Kind::scalar;
+      const auto* b = static_cast<const unsigned char*>(arg_value);
+      a.bytes.assign(b, b + arg_size);
+    }
+    it->second.args[arg_index] = std::move(a);
+  } catch (...) {
+    forget_kernel(kernel);  // unknown state: never run it with dop
+  }
+  return r;
+}
+
+DOP_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void* arg_value) {
+  REAL(clSetKernelArgSVMPointer);
+  if (!real_clSetKernelArgSVMPointer) return CL_INVALID_OPERATION;
+  const cl_int r = real_clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+  if (r != CL_SUCCESS || t_inside) return r;
+  try {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.kernels.find(kernel);
+    if (it != t.kernels.end() && arg_index < it->second.args.size()) {
+      ArgInfo a;
+      a.kind = ArgInfo::Kind::unsupported;
+      a.why = "SVM pointer";
+      it->second.args[arg_index] = std::move(a);
+    }
+  } catch (...) {
+    forget_kernel(kernel);
+  }
+  return r;
+}
+
+DOP_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
+                                      const void* param_value) {
+  REAL(clSetKernelExecInfo);
+  if (!real_clSetKernelExecInfo) return CL_INVALID_OPERATION;
+  const cl_int r = real_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+  if (r != CL_SUCCESS || t_inside) return r;
+  try {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.kernels.find(kernel);
+    if (it != t.kernels.end()) it->second.unsupported = "clSetKernelExecInfo (SVM) was used";
+  } catch (...) {
+    forget_kernel(kernel);
+  }
+  return r;
+}
+
+DOP_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr,
+                                 cl_int* errcode_ret) {
+  REAL(clCreateBuffer);
+  if (!real_clCreateBuffer) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  try {
+    track_buffer(m, flags, size);
+  } catch (...) {
+    if (m) forget_mem(m);
+  }
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties* properties,
+                                               cl_mem_flags flags, size_t size, void* host_ptr, cl_int* errcode_ret) {
+  REAL(clCreateBufferWithProperties);
+  if (!real_clCreateBufferWithProperties) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+  try {
+    track_buffer(m, flags, size);
+  } catch (...) {
+    if (m) forget_mem(m);
+  }
+  return m;
+}
+
+// Memory objects dop does not run with: remembered so that clSetKernelArg does not mistake them for scalars.
+#define TRACK_OTHER(m, what)  \
+  try {                       \
+    track_other_mem(m, what); \
+  } catch (...) {             \
+    if (m) forget_mem(m);     \
+  }
+
+DOP_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type,
+                                    const void* buffer_create_info, cl_int* errcode_ret) {
+  REAL(clCreateSubBuffer);
+  if (!real_clCreateSubBuffer) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+  TRACK_OTHER(m, "sub-buffer");
+  if (m) buffer_aliased(buffer);
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format* image_format,
+                                const cl_image_desc* image_desc, void* host_ptr, cl_int* errcode_ret) {
+  REAL(clCreateImage);
+  if (!real_clCreateImage) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+  TRACK_OTHER(m, "image");
+  if (m && image_desc) buffer_aliased(image_desc->buffer);
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties* properties,
+                                              cl_mem_flags flags, const cl_image_format* image_format,
+                                              const cl_image_desc* image_desc, void* host_ptr, cl_int* errcode_ret) {
+  REAL(clCreateImageWithProperties);
+  if (!real_clCreateImageWithProperties) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m =
+      real_clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+  TRACK_OTHER(m, "image");
+  if (m && image_desc) buffer_aliased(image_desc->buffer);
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format* image_format,
+                                  size_t image_width, size_t image_height, size_t image_row_pitch, void* host_ptr,
+                                  cl_int* errcode_ret) {
+  REAL(clCreateImage2D);
+  if (!real_clCreateImage2D) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr,
+                                  errcode_ret);
+  TRACK_OTHER(m, "image");
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format* image_format,
+                                  size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch,
+                                  size_t image_slice_pitch, void* host_ptr, cl_int* errcode_ret) {
+  REAL(clCreateImage3D);
+  if (!real_clCreateImage3D) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch,
+                                  image_slice_pitch, host_ptr, errcode_ret);
+  TRACK_OTHER(m, "image");
+  return m;
+}
+
+DOP_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uint pipe_packet_size,
+                               cl_uint pipe_max_packets, const cl_pipe_properties* properties, cl_int* errcode_ret) {
+  REAL(clCreatePipe);
+  if (!real_clCreatePipe) MISSING_RET(CL_INVALID_OPERATION);
+  cl_mem m = real_clCreatePipe(context, flags, pipe_packet_size, pipe_max_packets, properties, errcode_ret);
+  TRACK_OTHER(m, "pipe");
+  return m;
+}
+
+DOP_EXPORT cl_int clReleaseMemObject(cl_mem memobj) {
+  REAL(clReleaseMemObject);
+  if (!real_clReleaseMemObject) return CL_INVALID_OPERATION;
+  if (!t_inside && memobj) {
+    cl_uint refs = 0;
+    if (clGetMemObjectInfo(memobj, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS && refs == 1)
+      forget_mem(memobj);
+  }
+  return real_clReleaseMemObject(memobj);
+}
+
+namespace {
+void track_sampler(cl_sampler s) {
+  if (!s) return;
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  if (t_inside)
+    t.samplers.erase(s);
+  else
+    t.samplers.insert(s);
+}
+}  // namespace
+
+DOP_EXPORT cl_sampler clCreateSampler(cl_context context, cl_bool normalized_coords, cl_addressing_mode addressing_mode,
+                                      cl_filter_mode filter_mode, cl_int* errcode_ret) {
+  REAL(clCreateSampler);
+  if (!real_clCreateSampler) MISSING_RET(CL_INVALID_OPERATION);
+  cl_sampler s = real_clCreateSampler(context, normalized_coords, addressing_mode, filter_mode, errcode_ret);
+  try {
+    track_sampler(s);
+  } catch (...) {
+  }
+  return s;
+}
+
+DOP_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const cl_sampler_properties* properties,
+                                                    cl_int* errcode_ret) {
+  REAL(clCreateSamplerWithProperties);
+  if (!real_clCreateSamplerWithProperties) MISSING_RET(CL_INVALID_OPERATION);
+  cl_sampler s = real_clCreateSamplerWithProperties(context, properties, errcode_ret);
+  try {
+    track_sampler(s);
+  } catch (...) {
+  }
+  return s;
+}
