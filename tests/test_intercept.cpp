@@ -154,6 +154,30 @@ TEST_CASE("intercept: copy and svm memory modes give the application its results
   }
 }
 
+// Residency: dop's results stay in its host copies between launches and reach the application's buffers when it
+// reads, maps or copies them, or runs a kernel of its own on them; the application's writes, fills, copies and maps
+// invalidate dop's copies. cl_app checks every step exactly against a host mirror.
+TEST_CASE("intercept: buffers stay where they are between launches and the application always sees its data",
+          "[intercept]") {
+  for (const auto& c : kConfigs) {
+    auto r = run_app(c.text, "resid");
+    INFO("DOP_CONFIG=" << c.text << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("resid: OK") != std::string::npos);
+    const auto inc = log_lines(r.out, "inc");
+    REQUIRE(inc.size() == 7);
+    if (std::string(c.text) == "1,0") {  // the application's own device (pocl:0), in whole: the real enqueue
+      for (const auto& l : inc) CHECK(field(l, "route") == "native");
+      continue;
+    }
+    for (const auto& l : inc) CHECK(field(l, "route") == "dop");
+    // The first launch fetches the buffer; the next two find dop's copy current and fetch nothing.
+    CHECK(number(inc[0], "fetched") == 64 * 1024 * 4 + 4);
+    CHECK(number(inc[1], "fetched") == 0);
+    CHECK(number(inc[2], "fetched") == 0);
+  }
+}
+
 TEST_CASE("intercept: a __local argument falls back to the real launch and stays right", "[intercept]") {
   auto r = run_app("0.5,0.5", "local");
   INFO(r.out);

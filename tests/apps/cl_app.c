@@ -7,6 +7,9 @@
  *   cl_app local                 a __local argument (a work-group reduction): dop falls back
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
  *   cl_app poly [N] [ITERS]      compute-bound 1D kernel (an integer recurrence per element), read-write buffer
+ *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
+ *                                and mapping buffers between launches, a kernel dop falls back on (__local) using
+ *                                results of dop's launches, an out-of-order queue with events; every step checked
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -260,6 +263,149 @@ static void* thread_main(void* arg) {
   return NULL;
 }
 
+/* Residency: every way an application touches its buffers between kernel launches, each followed by an exact check
+ * against a host mirror. inc: a[i] += p[0]; blend: b[i] = a[i] * k + b[i]; gsum (a __local reduction, which dop runs
+ * natively): s[g] = sum of a over work-group g. */
+static const char* resid_src =
+    "__kernel void inc(__global int* a, __global const int* p) { int i = get_global_id(0); a[i] += p[0]; }\n"
+    "__kernel void blend(__global const int* a, __global int* b, int k) {\n"
+    "  int i = get_global_id(0); b[i] = a[i] * k + b[i]; }\n"
+    "__kernel void gsum(__global const int* a, __global int* s, __local int* tmp) {\n"
+    "  int l = get_local_id(0); tmp[l] = a[get_global_id(0)]; barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  if (l == 0) { int t = 0; for (int j = 0; j < (int)get_local_size(0); ++j) t += tmp[j];\n"
+    "    s[get_group_id(0)] = t; } }\n";
+
+static int resid_check(const char* step, const int* got, const int* want, int n) {
+  for (int i = 0; i < n; ++i)
+    if (got[i] != want[i]) {
+      printf("resid: FAIL at %s: [%d] = %d, want %d\n", step, i, got[i], want[i]);
+      return 1;
+    }
+  return 0;
+}
+
+static int resid(cl_command_queue q, int n) {
+  enum { G = 64 };
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(int), global = (size_t)n, local = G;
+  int* a = malloc(bytes);
+  int* b = malloc(bytes);
+  int* got = malloc(bytes);
+  int* s = malloc(bytes / G);
+  int* want_s = malloc(bytes / G);
+  for (int i = 0; i < n; ++i) {
+    a[i] = i % 1000 - 300;
+    b[i] = (i * 7) % 91;
+  }
+  int p = 1;
+  cl_program prog = build(resid_src);
+  cl_kernel inc = clCreateKernel(prog, "inc", &err);
+  CHECK(err);
+  cl_kernel mix = clCreateKernel(prog, "blend", &err);
+  CHECK(err);
+  cl_kernel gsum = clCreateKernel(prog, "gsum", &err);
+  CHECK(err);
+  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  CHECK(err);
+  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  CHECK(err);
+  cl_mem dp = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p, &err);
+  CHECK(err);
+  cl_mem ds = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes / G, NULL, &err);
+  CHECK(err);
+  CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
+  CHECK(clSetKernelArg(inc, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(inc, 1, sizeof dp, &dp));
+  CHECK(clSetKernelArg(mix, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(mix, 1, sizeof db, &db));
+  CHECK(clSetKernelArg(gsum, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(gsum, 1, sizeof ds, &ds));
+  CHECK(clSetKernelArg(gsum, 2, G * sizeof(int), NULL));
+  int bad = 0;
+  /* Three launches in a row, then the app reads the result (blocking) and a part of it (non-blocking). */
+  for (int r = 0; r < 3; ++r) {
+    CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
+    for (int i = 0; i < n; ++i) a[i] += p;
+  }
+  CHECK(clEnqueueReadBuffer(q, da, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("read after 3 launches", got, a, n);
+  cl_event ev;
+  memset(got, 0, bytes);
+  CHECK(clEnqueueReadBuffer(q, da, CL_FALSE, 64 * sizeof(int), 100 * sizeof(int), got, 0, NULL, &ev));
+  CHECK(clWaitForEvents(1, &ev));
+  CHECK(clReleaseEvent(ev));
+  bad |= resid_check("non-blocking partial read", got, a + 64, 100);
+  /* The app writes the parameter between launches, then the second kernel uses both buffers. */
+  p = 5;
+  CHECK(clEnqueueWriteBuffer(q, dp, CL_TRUE, 0, sizeof p, &p, 0, NULL, NULL));
+  CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) a[i] += p;
+  int k = 3;
+  CHECK(clSetKernelArg(mix, 2, sizeof k, &k));
+  CHECK(clEnqueueNDRangeKernel(q, mix, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) b[i] = a[i] * k + b[i];
+  /* A copy of b's second half over a's first half, a fill of a's last 64 elements, then a launch. */
+  CHECK(clEnqueueCopyBuffer(q, db, da, bytes / 2, 0, bytes / 2, 0, NULL, NULL));
+  memcpy(a, b + n / 2, bytes / 2);
+  int pattern = 42;
+  CHECK(clEnqueueFillBuffer(q, da, &pattern, sizeof pattern, bytes - 64 * sizeof(int), 64 * sizeof(int), 0, NULL,
+                            NULL));
+  for (int i = n - 64; i < n; ++i) a[i] = 42;
+  CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) a[i] += p;
+  /* A map for writing between launches. */
+  int* m = clEnqueueMapBuffer(q, da, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 16 * sizeof(int), 0, NULL, NULL, &err);
+  CHECK(err);
+  bad |= resid_check("mapped for writing", m, a, 16);
+  for (int i = 0; i < 16; ++i) m[i] = a[i] = -i;
+  CHECK(clEnqueueUnmapMemObject(q, da, m, 0, NULL, NULL));
+  CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) a[i] += p;
+  /* A kernel dop falls back on: the real launch must see what dop's launches wrote. */
+  CHECK(clEnqueueNDRangeKernel(q, gsum, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int g = 0; g < n / G; ++g) {
+    want_s[g] = 0;
+    for (int j = 0; j < G; ++j) want_s[g] += a[g * G + j];
+  }
+  CHECK(clEnqueueReadBuffer(q, ds, CL_TRUE, 0, bytes / G, s, 0, NULL, NULL));
+  bad |= resid_check("real kernel after dop launches", s, want_s, n / G);
+  /* An out-of-order queue: mix after inc by an event. */
+  cl_command_queue ooo = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  if (err == CL_SUCCESS) {
+    cl_event e1, e2;
+    CHECK(clEnqueueNDRangeKernel(ooo, inc, 1, NULL, &global, &local, 0, NULL, &e1));
+    for (int i = 0; i < n; ++i) a[i] += p;
+    CHECK(clEnqueueNDRangeKernel(ooo, mix, 1, NULL, &global, &local, 1, &e1, &e2));
+    for (int i = 0; i < n; ++i) b[i] = a[i] * k + b[i];
+    CHECK(clEnqueueReadBuffer(ooo, db, CL_TRUE, 0, bytes, got, 1, &e2, NULL));
+    bad |= resid_check("out-of-order queue", got, b, n);
+    clReleaseEvent(e1);
+    clReleaseEvent(e2);
+    clReleaseCommandQueue(ooo);
+  }
+  /* Mapped for reading at the end. */
+  m = clEnqueueMapBuffer(q, db, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &err);
+  CHECK(err);
+  bad |= resid_check("mapped for reading", m, b, n);
+  CHECK(clEnqueueUnmapMemObject(q, db, m, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, da, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("final read", got, a, n);
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dp);
+  clReleaseMemObject(ds);
+  clReleaseKernel(inc);
+  clReleaseKernel(mix);
+  clReleaseKernel(gsum);
+  clReleaseProgram(prog);
+  free(a);
+  free(b);
+  free(got);
+  free(s);
+  free(want_s);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
   if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
@@ -296,6 +442,10 @@ int main(int argc, char** argv) {
     int iters = argc > 3 ? atoi(argv[3]) : 400;
     bad = poly(q, n, iters);
     printf("poly: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
+  } else if (strcmp(mode, "resid") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
+    bad = resid(q, n);
+    printf("resid: %s n=%d\n", bad ? "FAIL" : "OK", n);
   } else if (strcmp(mode, "threads") == 0) {
     pthread_t t[2];
     struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};
