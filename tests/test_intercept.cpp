@@ -255,18 +255,40 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   REQUIRE(lines.size() == 1);
   CHECK(field(lines[0], "gpu_units") == "2/8");  // throttled by the bundle's malleable form
   CHECK(lines[0].find("unthrottled") == std::string::npos);
-  // The model chooses.
+  // The model chooses (DOP_AUTO_CHECK=0: as it is).
   const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
-  r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() +
-                  "' vecadd 65536 2");
+  r = run_command(env + "DOP_AUTO_CHECK=0 DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+                  "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("vecadd: OK") != std::string::npos);
   lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 2);
+  const std::string chosen = field(lines[0], "config");
   for (const auto& l : lines) {
     CHECK(field(l, "auto") == "model");
+    CHECK(field(l, "config") == chosen);
     CHECK(l.find("fallback") == std::string::npos);
+  }
+  // By default a choice that is not the application's own device (pocl:0 in whole, 1,0) is checked by measurement:
+  // the model's choice first, then the application's device, then the faster of the two.
+  if (chosen != "1,0") {
+    r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" +
+                    app() + "' vecadd 65536 5");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("vecadd: OK") != std::string::npos);
+    lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == 5);
+    CHECK(field(lines[0], "auto") == "model");
+    CHECK(field(lines[0], "route") == "dop");
+    CHECK(field(lines[1], "auto") == "native");
+    CHECK(field(lines[1], "route") == "native");
+    CHECK(field(lines[1], "config") == "1,0");
+    for (size_t i = 2; i < lines.size(); ++i) {
+      CHECK(field(lines[i], "auto") == "measured");
+      CHECK(field(lines[i], "route") == field(lines[2], "route"));  // the faster way, kept
+    }
   }
   // A kernel without a bundle, and auto without a model: the real launch, the reason in the log.
   r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() +

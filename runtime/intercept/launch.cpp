@@ -41,6 +41,13 @@ struct DopState {
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
+  // DOP_CONFIG=auto: launch times measured per launch class (executor key and shape), both ways (check_auto).
+  struct Measured {
+    double native_ms = 0, dop_ms = 0;  // running averages of the timed launches
+    int native_n = 0, dop_n = 0, launches = 0;
+  };
+  std::map<std::string, Measured> measured;
+  bool check_auto = true;  // DOP_AUTO_CHECK=0: the model's choice is taken as it is
 };
 DopState& dop_state() {
   static DopState* s = new DopState;  // never destroyed (see tables())
@@ -75,6 +82,8 @@ void initialise(DopState& s) {
     }
     const char* mem = std::getenv("DOP_MEMORY");
     if (mem && *mem) s.memory = parse_memory_mode(mem);
+    const char* check = std::getenv("DOP_AUTO_CHECK");
+    s.check_auto = !(check && std::strcmp(check, "0") == 0);
   } catch (const std::exception& e) {
     s.init_error = e.what();
   }
@@ -329,6 +338,13 @@ struct Decision {
   bool native = false;
   bool automatic = false;
   double decide_us = 0;
+  // Under DOP_CONFIG=auto with a choice that is not the application's device (check_auto): the launch class, the
+  // way this launch runs ("model" as decided, "native" to time the application's device, "measured": the faster
+  // way measured), and whether it is timed. ran_ms: the launch's time, for the record.
+  std::string class_key;
+  const char* way = "model";
+  bool timed = false;
+  double ran_ms = -1;
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   Spec spec;
   std::string key;
@@ -356,7 +372,7 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
   const size_t groups = work_groups(work_dim, global, local);
   std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                      " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
-  if (d.automatic) line += " auto=model decide_us=" + fmt_ms(d.decide_us);
+  if (d.automatic) line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us);
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
   line += " enqueue_ms=" + fmt_ms(enqueue_ms);
@@ -448,6 +464,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   for (size_t i = 0; i < es.args.size(); ++i)
     if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
   const auto t3 = Clock::now();
+  d.ran_ms = ms_between(t1, t3);
   if (event) {
     *event = nullptr;
     cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
@@ -462,7 +479,7 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   if (log_enabled()) {
     std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
-    if (r.automatic) line += " auto=model decide_us=" + fmt_ms(r.decide_us);
+    if (r.automatic) line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us);
     line += " route=dop";
     if (r.cpu_cores > 0)
       line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +
@@ -481,6 +498,26 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     log_line(line);
   }
   return CL_SUCCESS;
+}
+
+// The model chose something other than the application's own device: the choice is checked by measurement, per
+// launch class (kernel, argument signature, shape). The first launch of a class runs the model's choice, the
+// second the application's device in whole, both timed (the native one by finishing the queue before and after);
+// later launches take the faster way measured, and every 16th launch times the other way again.
+void check_against_native(DopState& s, Decision& d, const Config& native_config, const size_t* global,
+                          cl_uint work_dim) {
+  d.class_key = d.key + '\0' + dims(work_dim, global);
+  std::lock_guard<std::mutex> l(s.m);
+  DopState::Measured& m = s.measured[d.class_key];
+  const int launch = m.launches++;
+  d.timed = true;
+  if (m.dop_n == 0) return;  // the model's choice, timed
+  bool native = m.native_n == 0 || m.native_ms < m.dop_ms;
+  if (m.native_n > 0 && launch % 16 == 0) native = !native;  // time the other way again
+  d.native = native;
+  if (native) d.config = native_config;
+  d.way = m.native_n == 0 ? "native" : "measured";
+  d.timed = native ? (m.native_n == 0 || launch % 16 == 0) : true;
 }
 
 // Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Throws when dop cannot decide
@@ -511,9 +548,24 @@ Decision decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim
     const pred::Decision pd = d.entry->exec->decide(d.entry->args);
     d.decide_us = ms_between(t, Clock::now()) * 1e3;
     d.config = pd.config;
-    d.native = native_route(d.config, queue_device(queue), s.sel);
+    const cl_device_id dev = queue_device(queue);
+    d.native = native_route(d.config, dev, s.sel);
+    const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
+    if (!d.native && (on_gpu || on_cpu) && s.check_auto)
+      check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0}, global, work_dim);
   }
   return d;
+}
+
+// Record of a timed launch (DOP_CONFIG=auto, check_auto).
+void record_time(DopState& s, const Decision& d) {
+  if (!d.timed || d.ran_ms < 0) return;
+  std::lock_guard<std::mutex> l(s.m);
+  DopState::Measured& m = s.measured[d.class_key];
+  double& avg = d.native ? m.native_ms : m.dop_ms;
+  int& n = d.native ? m.native_n : m.dop_n;
+  avg = n == 0 ? d.ran_ms : (avg * n + d.ran_ms) / (n + 1);
+  ++n;
 }
 
 std::string describe(const std::exception_ptr& p) {
@@ -570,10 +622,13 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
     return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
   }
   if (d.native) {
+    if (d.timed) clFinish(command_queue);  // a timed launch starts on an idle queue and is timed to its end
     const auto t = Clock::now();
     const cl_int r = enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
+    if (d.timed && r == CL_SUCCESS && clFinish(command_queue) == CL_SUCCESS) d.ran_ms = ms_between(t, Clock::now());
     try {
       Inside guard;
+      record_time(dop_state(), d);
       log_native(plan, work_dim, global_work_size, local_work_size, d, queue_device(command_queue), dop_state().sel,
                  ms_between(t, Clock::now()));
     } catch (...) {
@@ -583,8 +638,10 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   if (!why.empty()) return fallback(why);
   try {
     Inside guard;
-    return run_with_dop(command_queue, work_dim, global_work_size, local_work_size, num_events_in_wait_list,
-                        event_wait_list, event, plan, d);
+    const cl_int r = run_with_dop(command_queue, work_dim, global_work_size, local_work_size, num_events_in_wait_list,
+                                  event_wait_list, event, plan, d);
+    record_time(dop_state(), d);
+    return r;
   } catch (...) {
     return fallback("dop failed: " + describe(std::current_exception()));
   }
