@@ -178,6 +178,43 @@ TEST_CASE("intercept: buffers stay where they are between launches and the appli
   }
 }
 
+// Launches on the dop route return like real ones: after the first (synchronous, so that a build error can fall
+// back), clEnqueueNDRangeKernel returns before the kernel has run, and waiting for its event takes the kernel's time.
+namespace {
+double app_field(const std::string& out, const std::string& prefix, const std::string& key) {
+  const size_t p = out.find(prefix);
+  if (p == std::string::npos) return -1;
+  const std::string line = out.substr(p, out.find('\n', p) - p);
+  const size_t k = line.find(key + "=");
+  return k == std::string::npos ? -1 : std::stod(line.substr(k + key.size() + 1));
+}
+}  // namespace
+
+TEST_CASE("intercept: dop launches are asynchronous after the first, and DOP_ASYNC=0 makes them wait", "[intercept]") {
+  auto r = run_app("0.5,0.5", "async 65536 3000");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("async: OK") != std::string::npos);
+  const auto lines = log_lines(r.out, "spin");
+  REQUIRE(lines.size() == 3);
+  CHECK(field(lines[0], "async").empty());
+  for (const char* launch : {"async: launch 1 ", "async: launch 2 "}) {
+    const double enqueue = app_field(r.out, launch, "enqueue_ms"), wait = app_field(r.out, launch, "wait_ms");
+    CHECK(enqueue >= 0);
+    CHECK(enqueue * 4 < wait);  // the kernel ran after the call returned
+  }
+  for (size_t i = 1; i < lines.size(); ++i) CHECK(field(lines[i], "async") == "1");
+  r = run_command("DOP_ASYNC=0 DOP_LOG=1 LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 '" + app() +
+                  "' async 65536 3000");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("async: OK") != std::string::npos);
+  CHECK(r.out.find("async=1") == std::string::npos);
+  const double enqueue = app_field(r.out, "async: launch 2 ", "enqueue_ms"),
+               wait = app_field(r.out, "async: launch 2 ", "wait_ms");
+  CHECK(wait * 4 < enqueue);  // the call returned when the kernel had run
+}
+
 TEST_CASE("intercept: a __local argument falls back to the real launch and stays right", "[intercept]") {
   auto r = run_app("0.5,0.5", "local");
   INFO(r.out);

@@ -7,10 +7,14 @@
 //   fallback  what dop cannot run: the real enqueue, with the reason in the log.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <future>
+#include <thread>
 
 #include "interpose.hpp"
 #include "residency.hpp"
@@ -38,6 +42,7 @@ struct DopState {
     std::mutex m;  // guards exec and args
     std::unique_ptr<Executor> exec;
     std::vector<ArgData> args;  // scalars, and the buffers while a launch runs (svm: in the executor's memory)
+    int launches = 0;           // that ran: the first runs synchronously, so that a build error can fall back
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
@@ -48,6 +53,14 @@ struct DopState {
   };
   std::map<std::string, Measured> measured;
   bool check_auto = true;  // DOP_AUTO_CHECK=0: the model's choice is taken as it is
+  bool async = true;       // DOP_ASYNC=0: every dop launch returns when it has run
+  // dop's launches run on one worker thread, in submission order; dop's own queue per application context and
+  // device serves their fetches (the application's queue waits behind a barrier while an asynchronous launch runs).
+  std::mutex worker_m;
+  std::condition_variable worker_cv;
+  std::deque<std::function<void()>> jobs;
+  bool worker_started = false;
+  std::map<std::pair<cl_context, cl_device_id>, cl_command_queue> side_queues;
 };
 DopState& dop_state() {
   static DopState* s = new DopState;  // never destroyed (see tables())
@@ -84,6 +97,8 @@ void initialise(DopState& s) {
     if (mem && *mem) s.memory = parse_memory_mode(mem);
     const char* check = std::getenv("DOP_AUTO_CHECK");
     s.check_auto = !(check && std::strcmp(check, "0") == 0);
+    const char* async = std::getenv("DOP_ASYNC");
+    s.async = !(async && std::strcmp(async, "0") == 0);
   } catch (const std::exception& e) {
     s.init_error = e.what();
   }
@@ -345,6 +360,7 @@ struct Decision {
   const char* way = "model";
   bool timed = false;
   double ran_ms = -1;
+  bool async = false;                      // the dop route returned before the launch ran
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   Spec spec;
   std::string key;
@@ -379,34 +395,25 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
   log_line(line);
 }
 
-// Runs the launch with dop, over dop's host copies of the buffers. Returns CL_SUCCESS, or throws before anything of
-// the application's has been changed (the caller then falls back); a failure after which results of earlier dop
-// launches are lost is returned as an error code.
-cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* global, const size_t* local,
-                    cl_uint num_events, const cl_event* wait_list, cl_event* event, const LaunchPlan& plan,
-                    Decision& d) {
+// Runs the launch with dop, over dop's host copies of the buffers (on dop's worker thread; `states` are the buffer
+// arguments' states, marked busy by the submitter; `queue` is dop's own queue on the application's context and
+// device, for fetches). Returns CL_SUCCESS, or throws before anything of the application's has been changed (the
+// caller then falls back); a failure after which results of earlier dop launches are lost is returned as an error.
+cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
+                    const std::vector<std::shared_ptr<BufferState>>& states, double wait_ms) {
   const auto t0 = Clock::now();
   DopState& s = dop_state();
   DopState::Entry& entry = *d.entry;
-
-  // The application's order: the kernel runs after its wait list and after everything queued before it.
-  if (num_events > 0) cl::check(clWaitForEvents(num_events, wait_list), "clWaitForEvents", "wait list");
-  cl::check(clFinish(queue), "clFinish", "application queue");
   // One dop launch at a time (a launch owns both devices); the buffers' states are held for the whole launch.
   std::lock_guard<std::mutex> launch_lock(s.launch_m);
   std::lock_guard<std::mutex> entry_lock(entry.m);
   bind_shape(entry, d.spec);
   const Spec& es = entry.exec->spec();
-  std::vector<std::shared_ptr<BufferState>> states(es.args.size());
   std::vector<std::unique_lock<std::mutex>> held;
   {
     std::vector<BufferState*> order;
-    for (size_t i = 0; i < es.args.size(); ++i)
-      if (es.args[i].kind == ArgKind::buffer) {
-        states[i] = buffer_state(plan.args[i].mem, true);
-        if (!states[i]) throw std::runtime_error("argument " + std::to_string(i) + ": buffer no longer known");
-        order.push_back(states[i].get());
-      }
+    for (const auto& st : states)
+      if (st) order.push_back(st.get());
     std::sort(order.begin(), order.end());
     for (BufferState* st : order) held.emplace_back(st->m);
   }
@@ -459,23 +466,16 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
   for (size_t i = 0; i < es.args.size(); ++i)
     if (states[i]) give_back(i);
   d.config = r.config;
+  ++entry.launches;
   const auto t2 = Clock::now();
   // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now).
   for (size_t i = 0; i < es.args.size(); ++i)
     if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
   const auto t3 = Clock::now();
   d.ran_ms = ms_between(t1, t3);
-  if (event) {
-    *event = nullptr;
-    cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
-    if (err != CL_SUCCESS) {  // a completed user event instead
-      cl_context ctx = nullptr;
-      err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
-      if (err == CL_SUCCESS) *event = clCreateUserEvent(ctx, &err);
-      if (err == CL_SUCCESS) err = clSetUserEventStatus(*event, CL_COMPLETE);
-      if (err != CL_SUCCESS) return err;
-    }
-  }
+  const cl_uint work_dim = cl_uint(d.spec.global.size());
+  const size_t* global = d.spec.global.data();
+  const size_t* local = d.spec.local.empty() ? nullptr : d.spec.local.data();
   if (log_enabled()) {
     std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
@@ -492,8 +492,9 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     else
       line += " gpu=none gpu_wg=0";
     line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
-            " in_ms=" + fmt_ms(ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
-            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(ms_between(t0, Clock::now()));
+            " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
+            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
+    if (d.async) line += " async=1";
     if (!r.note.empty()) line += " note=\"" + r.note + "\"";
     log_line(line);
   }
@@ -518,6 +519,163 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config,
   if (native) d.config = native_config;
   d.way = m.native_n == 0 ? "native" : "measured";
   d.timed = native ? (m.native_n == 0 || launch % 16 == 0) : true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// dop's worker: every dop launch runs there, in submission order
+// ---------------------------------------------------------------------------------------------------------------
+
+void submit(DopState& s, std::function<void()> job) {
+  std::lock_guard<std::mutex> l(s.worker_m);
+  if (!s.worker_started) {
+    s.worker_started = true;
+    std::thread([&s] {
+      Inside guard;  // every OpenCL call of the worker is dop's own
+      for (;;) {
+        std::function<void()> next;
+        {
+          std::unique_lock<std::mutex> wl(s.worker_m);
+          s.worker_cv.wait(wl, [&] { return !s.jobs.empty(); });
+          next = std::move(s.jobs.front());
+          s.jobs.pop_front();
+        }
+        next();
+      }
+    }).detach();  // never joined: the state is never destroyed (the application may launch from static destructors)
+  }
+  s.jobs.push_back(std::move(job));
+  s.worker_cv.notify_one();
+}
+
+// dop's own queue on the context and device of the application's queue (made once; called with the guard set).
+cl_command_queue side_queue(DopState& s, cl_command_queue app_queue) {
+  cl_context ctx = nullptr;
+  cl_device_id dev = nullptr;
+  cl::check(clGetCommandQueueInfo(app_queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "clGetCommandQueueInfo",
+            "application queue");
+  cl::check(clGetCommandQueueInfo(app_queue, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
+            "application queue");
+  std::lock_guard<std::mutex> l(s.m);
+  cl_command_queue& q = s.side_queues[{ctx, dev}];
+  if (!q) {
+    cl_int err = CL_SUCCESS;
+    q = clCreateCommandQueue(ctx, dev, 0, &err);
+    if (err != CL_SUCCESS) {
+      q = nullptr;
+      cl::check(err, "clCreateCommandQueue", "dop's queue on the application's device");
+    }
+  }
+  return q;
+}
+
+// The buffer arguments' states, each marked busy until `done` (commands of the application's on them wait).
+std::vector<std::shared_ptr<BufferState>> claim_buffers(const LaunchPlan& plan) {
+  std::vector<std::shared_ptr<BufferState>> states(plan.args.size());
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    if (plan.args[i].kind != ArgInfo::Kind::mem) continue;
+    states[i] = buffer_state(plan.args[i].mem, true);
+    if (!states[i]) throw std::runtime_error("argument " + std::to_string(i) + ": buffer no longer known");
+  }
+  for (const auto& st : states)
+    if (st) {
+      std::lock_guard<std::mutex> l(st->m);
+      ++st->busy;
+    }
+  return states;
+}
+void done(const std::vector<std::shared_ptr<BufferState>>& states) {
+  for (const auto& st : states)
+    if (st) {
+      std::lock_guard<std::mutex> l(st->m);
+      if (--st->busy == 0) st->idle.notify_all();
+    }
+}
+
+// A dop launch, run on the worker. Synchronous (the first launch of an executor, a timed one, DOP_ASYNC=0): the
+// caller waits for its wait list, its queue and the launch, and falls back when dop fails before running. Otherwise
+// asynchronous: a marker after the application's earlier commands and wait list starts it, a barrier on a user
+// event holds the application's queue until it has run, and the call returns at once with the barrier's event.
+cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_event* wait_list, cl_event* event,
+                       const LaunchPlan& plan, Decision& d) {
+  DopState& s = dop_state();
+  const cl_command_queue side = side_queue(s, queue);
+  d.async = s.async && !d.timed && d.entry->launches > 0;
+  auto states = claim_buffers(plan);
+  if (!d.async) {
+    const auto t0 = Clock::now();
+    try {
+      // The application's order: the kernel runs after its wait list and after everything queued before it.
+      if (num_events > 0) cl::check(clWaitForEvents(num_events, wait_list), "clWaitForEvents", "wait list");
+      cl::check(clFinish(queue), "clFinish", "application queue");
+    } catch (...) {
+      done(states);
+      throw;
+    }
+    const double wait_ms = ms_between(t0, Clock::now());
+    std::promise<cl_int> result;
+    submit(s, [&] {  // the caller's locals live until the promise is kept: it is kept last
+      cl_int r = CL_SUCCESS;
+      std::exception_ptr failed;
+      try {
+        r = run_with_dop(side, plan, d, states, wait_ms);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      done(states);
+      if (failed)
+        result.set_exception(failed);
+      else
+        result.set_value(r);
+    });
+    const cl_int r = result.get_future().get();  // rethrows: the caller falls back
+    if (r != CL_SUCCESS || !event) return r;
+    *event = nullptr;
+    cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
+    if (err != CL_SUCCESS) {  // a completed user event instead
+      cl_context ctx = nullptr;
+      err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
+      if (err == CL_SUCCESS) *event = clCreateUserEvent(ctx, &err);
+      if (err == CL_SUCCESS) err = clSetUserEventStatus(*event, CL_COMPLETE);
+    }
+    return err;
+  }
+  cl_context ctx = nullptr;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
+  cl_event ran = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : nullptr, before = nullptr, after = nullptr;
+  if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &before);
+  if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(queue, 1, &ran, &after);
+  if (err != CL_SUCCESS) {  // nothing enqueued that waits for `ran` survives: it is completed and let go
+    if (ran) clSetUserEventStatus(ran, CL_COMPLETE), clReleaseEvent(ran);
+    if (before) clReleaseEvent(before);
+    done(states);
+    throw cl::Error(err, "clEnqueueBarrierWithWaitList", "the application's queue, for an asynchronous dop launch");
+  }
+  if (event)
+    *event = after;
+  else
+    clReleaseEvent(after);
+  submit(s, [plan, d, states, side, ran, before]() mutable {
+    cl_int status = CL_COMPLETE;
+    const auto t0 = Clock::now();
+    try {
+      cl::check(clWaitForEvents(1, &before), "clWaitForEvents", "the application's earlier commands");
+      if (run_with_dop(side, plan, d, states, ms_between(t0, Clock::now())) != CL_SUCCESS) status = CL_OUT_OF_RESOURCES;
+    } catch (const std::exception& e) {
+      // The launch returned long ago: its event says it failed, and the commands waiting for it fail with it.
+      for (const auto& st : states)
+        if (st) {
+          std::lock_guard<std::mutex> l(st->m);
+          if (!dop_failed(*st)) status = CL_OUT_OF_RESOURCES;
+        }
+      status = CL_OUT_OF_RESOURCES;
+      log_line("kernel=" + plan.kernel_name + " error: asynchronous dop launch failed: " + e.what());
+    }
+    done(states);
+    clSetUserEventStatus(ran, status);
+    clReleaseEvent(ran);
+    clReleaseEvent(before);
+  });
+  return CL_SUCCESS;
 }
 
 // Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Throws when dop cannot decide
@@ -638,8 +796,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   if (!why.empty()) return fallback(why);
   try {
     Inside guard;
-    const cl_int r = run_with_dop(command_queue, work_dim, global_work_size, local_work_size, num_events_in_wait_list,
-                                  event_wait_list, event, plan, d);
+    const cl_int r = launch_with_dop(command_queue, num_events_in_wait_list, event_wait_list, event, plan, d);
     record_time(dop_state(), d);
     return r;
   } catch (...) {

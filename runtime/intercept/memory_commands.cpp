@@ -29,7 +29,7 @@ void before_command(cl_command_queue queue, cl_mem mem, size_t lo, size_t hi, bo
   auto st = buffer_state(mem, false);
   if (!st) return;
   Inside guard;
-  std::lock_guard<std::mutex> l(st->m);
+  auto l = when_idle(*st);
   hi = std::min(hi, st->size);
   if (lo >= hi) return;
   if (!(writes && exact)) flush_stale(*st, queue, lo, hi, waits);
@@ -70,7 +70,7 @@ DOP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_
   std::vector<cl_event> flushes;
   try {
     Inside guard;
-    std::lock_guard<std::mutex> l(st->m);
+    auto l = when_idle(*st);
     if (ptr && offset + size <= st->size && read_from_shadow(*st, offset, offset + size, ptr))
       return served(queue, n, list, event);
     flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);

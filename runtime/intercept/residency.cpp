@@ -137,6 +137,12 @@ BufferState::~BufferState() {
   if (flush_queue) real_clReleaseCommandQueue(flush_queue);
 }
 
+std::unique_lock<std::mutex> when_idle(BufferState& st) {
+  std::unique_lock<std::mutex> l(st.m);
+  st.idle.wait(l, [&] { return st.busy == 0; });
+  return l;
+}
+
 std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create) {
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
@@ -237,7 +243,7 @@ void flush_and_drop_all(cl_command_queue queue) {
       if (b.state) all.push_back(b.state);
   }
   for (auto& st : all) {
-    std::lock_guard<std::mutex> l(st->m);
+    auto l = when_idle(*st);
     flush_all(*st, queue);
     st->host_valid.clear();
   }
@@ -251,7 +257,7 @@ void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::ve
   for (const auto& [mem, flags] : kb.mems) {
     auto st = buffer_state(mem, false);
     if (!st) continue;
-    std::lock_guard<std::mutex> l(st->m);
+    auto l = when_idle(*st);
     flush_stale(*st, queue, 0, st->size, waits);
     if (!(flags & CL_MEM_READ_ONLY)) app_writes(*st, 0, st->size, false);
   }

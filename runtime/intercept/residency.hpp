@@ -5,6 +5,7 @@
 // copy of the buffer, its own kernel, a pass-through launch. A write of the application's invalidates dop's copy.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -42,7 +43,9 @@ struct BufferState {
   BufferState& operator=(const BufferState&) = delete;
 
   std::mutex m;
-  const cl_mem mem;  // the application's buffer (not retained: the state goes with its table entry)
+  int busy = 0;                  // dop launches submitted that use the buffer and have not finished
+  std::condition_variable idle;  // notified when busy drops to 0
+  const cl_mem mem;              // the application's buffer (not retained: the state goes with its table entry)
   const size_t size;
   /// Never leave the application's copy stale: buffers over the application's host memory (CL_MEM_USE_HOST_PTR:
   /// it may look at that memory directly), and buffers with aliases dop does not follow (sub-buffers, images).
@@ -54,6 +57,9 @@ struct BufferState {
   cl_command_queue flush_queue = nullptr;  // retained: the queue of the dop launch that made bytes stale
   std::vector<cl_event> flushes;           // non-blocking writes from `shadow` still in flight
 };
+
+/// The state locked for a command of the application's: after the dop launches using the buffer have run.
+std::unique_lock<std::mutex> when_idle(BufferState& st);
 
 /// The state of a tracked buffer, made when `create`; null for a buffer the tables do not know.
 std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create);

@@ -120,7 +120,7 @@ void buffer_aliased(cl_mem parent) {
   auto st = buffer_state(parent, true);
   if (!st) return;
   Inside guard;
-  std::lock_guard<std::mutex> l(st->m);
+  auto l = when_idle(*st);
   st->eager = true;
   flush_all(*st);
 }

@@ -406,6 +406,54 @@ static int resid(cl_command_queue q, int n) {
   return bad;
 }
 
+/* Three launches of a long kernel (x = x * 3 + i, ITERS times per element), each waited for at once: an enqueue that
+ * returns before its kernel has run, as a real one does, takes little time and the wait the kernel's. */
+static const char* spin_src =
+    "__kernel void spin(__global int* x, int iters) {\n"
+    "  int i = get_global_id(0); int v = x[i];\n"
+    "  for (int k = 0; k < iters; ++k) v = v * 3 + i;\n"
+    "  x[i] = v; }\n";
+
+static int async_launches(cl_command_queue q, int n, int iters) {
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(int), global = (size_t)n, local = 64;
+  int* x = malloc(bytes);
+  int* got = malloc(bytes);
+  for (int i = 0; i < n; ++i) x[i] = i % 17;
+  cl_program prog = build(spin_src);
+  cl_kernel k = clCreateKernel(prog, "spin", &err);
+  CHECK(err);
+  cl_mem dx = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof dx, &dx));
+  CHECK(clSetKernelArg(k, 1, sizeof iters, &iters));
+  for (int r = 0; r < 3; ++r) {
+    cl_event ev;
+    double t0 = now_ms();
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev));
+    double t1 = now_ms();
+    CHECK(clWaitForEvents(1, &ev));
+    printf("async: launch %d enqueue_ms=%.3f wait_ms=%.3f\n", r, t1 - t0, now_ms() - t1);
+    cl_int status = -1;
+    CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+    if (status != CL_COMPLETE) {
+      printf("async: FAIL event status %d after waiting\n", status);
+      return 1;
+    }
+    CHECK(clReleaseEvent(ev));
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < iters; ++j) x[i] = (int)((unsigned)x[i] * 3u + (unsigned)i);
+  }
+  CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  int bad = resid_check("after three launches", got, x, n);
+  clReleaseMemObject(dx);
+  clReleaseKernel(k);
+  clReleaseProgram(prog);
+  free(x);
+  free(got);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
   if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
@@ -446,6 +494,11 @@ int main(int argc, char** argv) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     bad = resid(q, n);
     printf("resid: %s n=%d\n", bad ? "FAIL" : "OK", n);
+  } else if (strcmp(mode, "async") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
+    int iters = argc > 3 ? atoi(argv[3]) : 20000;
+    bad = async_launches(q, n, iters);
+    printf("async: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
   } else if (strcmp(mode, "threads") == 0) {
     pthread_t t[2];
     struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};
