@@ -42,7 +42,7 @@ static int freivalds(const cl_uint* a, const cl_uint* lu, int n, uint64_t seed) 
 }
 
 int main(int argc, char** argv) {
-  app_param params[P_COUNT] = {{"n", {24, 256, 2048}, "matrix side (2(n-1) launches)", 0, 0}};
+  app_param params[P_COUNT] = {{"n", {16, 256, 2048}, "matrix side (2(n-1) launches)", 0, 0}};
   app_t app;
   app_init(&app, "lu", "LU factorisation modulo a prime, an NDRange that shrinks every step", argc, argv, params,
            P_COUNT);
