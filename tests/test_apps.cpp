@@ -187,7 +187,8 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
                        "' --apps 'tiny --launches 20' --repeat 2 --configs 1,0 --tsv '" + tsv + "'");
   INFO(r.out);
   REQUIRE(r.rc == 0);
-  CHECK(r.out.find("no GPU device, the application fell back to its first device") != std::string::npos);
+  CHECK(r.out.find("note: no GPU device: APP_DEVICE=gpu fell back to the first device for 1 of 1 applications") !=
+        std::string::npos);
   const std::string table = dop::test::read_file(tsv);
   INFO(table);
   for (const char* mode :

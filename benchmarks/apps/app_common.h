@@ -40,7 +40,7 @@ typedef struct {
 
 /* Parses argv (--size, --device, --source, --help and the application's parameters), chooses the device (APP_DEVICE
  * or --device: gpu, cpu or first; by default the first GPU of any platform, else the first device of the first
- * platform), creates a context and a queue (out-of-order when `out_of_order`) and says on stderr what it chose.
+ * platform), creates a context and an in-order queue and says on stderr what it chose.
  * Exits with a usage message on bad input. */
 void app_init(app_t* app, const char* name, const char* about, int argc, char** argv, app_param* params, int nparams);
 

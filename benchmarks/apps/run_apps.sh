@@ -92,6 +92,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 declare -A kernel_ms wall_ms failures devices ref_sum exact notes
+no_gpu=() # the applications whose native GPU run found no GPU
 failed=0
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -162,9 +163,7 @@ for spec in "${specs[@]}"; do
     done
   done
   gpu_dev=${devices["$spec|native-gpu"]:-}
-  if [[ -n $gpu_dev && $gpu_dev != *"(gpu)" ]]; then
-    notes[$spec]+="${notes[$spec]:+; }native gpu ran on $gpu_dev: no GPU device, the application fell back to its first device"
-  fi
+  if [[ -n $gpu_dev && $gpu_dev != *"(gpu)" ]]; then no_gpu+=("$spec on $gpu_dev"); fi
 done
 
 # The results, one row per (application, mode): medians, best native, ratio.
@@ -232,6 +231,10 @@ print_table 4 6 "process wall ms (median of $repeat)"
 for spec in "${specs[@]}"; do
   if [[ -n ${notes[$spec]:-} ]]; then echo "note: $spec: ${notes[$spec]}"; fi
 done
+if [[ ${#no_gpu[@]} -gt 0 ]]; then
+  echo "note: no GPU device: APP_DEVICE=gpu fell back to the first device for ${#no_gpu[@]} of ${#specs[@]}" \
+    "applications (${no_gpu[0]}$([[ ${#no_gpu[@]} -gt 1 ]] && echo ", ..."))"
+fi
 
 if [[ -n $tsv ]]; then
   {
