@@ -236,6 +236,31 @@ cl_mem app_buffer(const app_t* app, cl_mem_flags flags, size_t bytes) {
   return m;
 }
 
+void app_set_args(cl_kernel kernel, cl_uint first, cl_uint count, ...) {
+  va_list ap;
+  va_start(ap, count);
+  for (cl_uint i = 0; i < count; ++i) {
+    const size_t size = va_arg(ap, size_t);
+    const void* value = va_arg(ap, const void*);
+    CL_CHECK(clSetKernelArg(kernel, first + i, size, value));
+  }
+  va_end(ap);
+}
+
+void app_release_buffers(int count, ...) {
+  va_list ap;
+  va_start(ap, count);
+  for (int i = 0; i < count; ++i) CL_CHECK(clReleaseMemObject(va_arg(ap, cl_mem)));
+  va_end(ap);
+}
+
+void* app_read_result(const app_t* app, cl_mem buffer, size_t bytes, double t0_ms, double* kernel_ms) {
+  void* host = app_alloc(bytes);
+  CL_CHECK(clEnqueueReadBuffer(app->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL));
+  *kernel_ms = app_now_ms() - t0_ms;
+  return host;
+}
+
 double app_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

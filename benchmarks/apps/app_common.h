@@ -54,6 +54,16 @@ cl_program app_build(const app_t* app, const char* options);
 cl_kernel app_kernel(cl_program program, const char* name);
 cl_mem app_buffer(const app_t* app, cl_mem_flags flags, size_t bytes);
 
+/* clSetKernelArg for arguments first .. first+count-1, from `count` pairs (size_t size, const void* value). */
+void app_set_args(cl_kernel kernel, cl_uint first, cl_uint count, ...);
+
+/* Releases `count` cl_mem objects. */
+void app_release_buffers(int count, ...);
+
+/* The end of a timed section begun at `t0_ms`: a blocking read of `bytes` of `buffer` into a new host array (the
+ * caller frees it); sets *kernel_ms to the section's time. */
+void* app_read_result(const app_t* app, cl_mem buffer, size_t bytes, double t0_ms, double* kernel_ms);
+
 /* Milliseconds of a monotonic clock. */
 double app_now_ms(void);
 

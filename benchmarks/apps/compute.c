@@ -36,16 +36,13 @@ int main(int argc, char** argv) {
   cl_mem d_pos = app_buffer(&app, CL_MEM_READ_ONLY, bytes);
   cl_mem d_acc = app_buffer(&app, CL_MEM_WRITE_ONLY, bytes);
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_pos, CL_TRUE, 0, bytes, pos, 0, NULL, NULL));
-  CL_CHECK(clSetKernelArg(kernel, 0, sizeof d_pos, &d_pos));
-  CL_CHECK(clSetKernelArg(kernel, 1, sizeof d_acc, &d_acc));
-  CL_CHECK(clSetKernelArg(kernel, 2, sizeof n, &n));
+  app_set_args(kernel, 0, 3, sizeof d_pos, &d_pos, sizeof d_acc, &d_acc, sizeof n, &n);
   const size_t global = (size_t)n;
 
-  float* acc = app_alloc(bytes);
   const double t0 = app_now_ms();
   CL_CHECK(clEnqueueNDRangeKernel(app.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
-  CL_CHECK(clEnqueueReadBuffer(app.queue, d_acc, CL_TRUE, 0, bytes, acc, 0, NULL, NULL));
-  const double kernel_ms = app_now_ms() - t0;
+  double kernel_ms = 0;
+  float* acc = app_read_result(&app, d_acc, bytes, t0, &kernel_ms);
 
   int ok = 1;
   const long samples = params[P_SAMPLES].value < n ? params[P_SAMPLES].value : n;
@@ -68,8 +65,7 @@ int main(int argc, char** argv) {
   }
   const uint64_t checksum = app_hash(APP_HASH_INIT, acc, bytes);
 
-  CL_CHECK(clReleaseMemObject(d_pos));
-  CL_CHECK(clReleaseMemObject(d_acc));
+  app_release_buffers(2, d_pos, d_acc);
   CL_CHECK(clReleaseKernel(kernel));
   CL_CHECK(clReleaseProgram(program));
   free(pos);

@@ -84,14 +84,8 @@ int main(int argc, char** argv) {
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_b, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
   CL_CHECK(clEnqueueCopyBuffer(app.queue, d_a, d_x, 0, 0, bytes, 0, NULL, NULL));
   CL_CHECK(clFinish(app.queue));
-  CL_CHECK(clSetKernelArg(k_mul, 0, sizeof d_t, &d_t));
-  CL_CHECK(clSetKernelArg(k_mul, 1, sizeof d_x, &d_x));
-  CL_CHECK(clSetKernelArg(k_mul, 2, sizeof d_b, &d_b));
-  CL_CHECK(clSetKernelArg(k_mul, 3, sizeof n, &n));
-  CL_CHECK(clSetKernelArg(k_add, 0, sizeof d_x, &d_x));
-  CL_CHECK(clSetKernelArg(k_add, 1, sizeof d_t, &d_t));
-  CL_CHECK(clSetKernelArg(k_add, 2, sizeof d_a, &d_a));
-  CL_CHECK(clSetKernelArg(k_add, 3, sizeof n, &n));
+  app_set_args(k_mul, 0, 4, sizeof d_t, &d_t, sizeof d_x, &d_x, sizeof d_b, &d_b, sizeof n, &n);
+  app_set_args(k_add, 0, 4, sizeof d_x, &d_x, sizeof d_t, &d_t, sizeof d_a, &d_a, sizeof n, &n);
   const size_t mul_global[2] = {(size_t)n, (size_t)n}, add_global = elems;
 
   cl_uint* snap = app_alloc(bytes);
@@ -117,9 +111,8 @@ int main(int argc, char** argv) {
     CL_CHECK(clEnqueueNDRangeKernel(app.queue, k_add, 1, NULL, &add_global, NULL, 0, NULL, NULL));
     launches += 2;
   }
-  cl_uint* result = app_alloc(bytes);
-  CL_CHECK(clEnqueueReadBuffer(app.queue, d_x, CL_TRUE, 0, bytes, result, 0, NULL, NULL));
-  const double kernel_ms = app_now_ms() - t0;
+  double kernel_ms = 0;
+  cl_uint* result = app_read_result(&app, d_x, bytes, t0, &kernel_ms);
 
   int ok = 1;
   for (int i = 0; i < n && ok; ++i)
@@ -131,8 +124,7 @@ int main(int argc, char** argv) {
   ok = ok && freivalds(result, steps, a0, a1, half, b, n, 11);
   const uint64_t checksum = app_hash(app_hash(APP_HASH_INIT, result, bytes), snap, bytes);
 
-  cl_mem mems[5] = {d_a, d_b, d_x, d_t, d_snap};
-  for (int i = 0; i < 5; ++i) CL_CHECK(clReleaseMemObject(mems[i]));
+  app_release_buffers(5, d_a, d_b, d_x, d_t, d_snap);
   CL_CHECK(clReleaseKernel(k_mul));
   CL_CHECK(clReleaseKernel(k_add));
   CL_CHECK(clReleaseProgram(program));

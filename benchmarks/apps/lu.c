@@ -61,10 +61,8 @@ int main(int argc, char** argv) {
   cl_kernel k_upd = app_kernel(program, "lu_update");
   cl_mem d_a = app_buffer(&app, CL_MEM_READ_WRITE, bytes);
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_a, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
-  CL_CHECK(clSetKernelArg(k_col, 0, sizeof d_a, &d_a));
-  CL_CHECK(clSetKernelArg(k_col, 1, sizeof n, &n));
-  CL_CHECK(clSetKernelArg(k_upd, 0, sizeof d_a, &d_a));
-  CL_CHECK(clSetKernelArg(k_upd, 1, sizeof n, &n));
+  app_set_args(k_col, 0, 2, sizeof d_a, &d_a, sizeof n, &n);
+  app_set_args(k_upd, 0, 2, sizeof d_a, &d_a, sizeof n, &n);
 
   long launches = 0;
   const double t0 = app_now_ms();
@@ -76,9 +74,8 @@ int main(int argc, char** argv) {
     CL_CHECK(clEnqueueNDRangeKernel(app.queue, k_upd, 2, NULL, upd_global, NULL, 0, NULL, NULL));
     launches += 2;
   }
-  cl_uint* result = app_alloc(bytes);
-  CL_CHECK(clEnqueueReadBuffer(app.queue, d_a, CL_TRUE, 0, bytes, result, 0, NULL, NULL));
-  const double kernel_ms = app_now_ms() - t0;
+  double kernel_ms = 0;
+  cl_uint* result = app_read_result(&app, d_a, bytes, t0, &kernel_ms);
 
   int ok = 1;
   for (int k = 0; k < n && ok; ++k)
@@ -89,7 +86,7 @@ int main(int argc, char** argv) {
   ok = ok && freivalds(a, result, n, 5);
   const uint64_t checksum = app_hash(APP_HASH_INIT, result, bytes);
 
-  CL_CHECK(clReleaseMemObject(d_a));
+  app_release_buffers(1, d_a);
   CL_CHECK(clReleaseKernel(k_col));
   CL_CHECK(clReleaseKernel(k_upd));
   CL_CHECK(clReleaseProgram(program));

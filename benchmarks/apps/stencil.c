@@ -76,14 +76,9 @@ int main(int argc, char** argv) {
   CL_CHECK(clEnqueueWriteBuffer(app.queue, grid[0], CL_TRUE, 0, bytes, init, 0, NULL, NULL));
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_params, CL_TRUE, 0, sizeof sources[0], sources[0], 0, NULL, NULL));
   const int ni = (int)n;
-  CL_CHECK(clSetKernelArg(k_step, 2, sizeof w, &w));
-  CL_CHECK(clSetKernelArg(k_step, 3, sizeof h, &h));
-  CL_CHECK(clSetKernelArg(k_bound, 1, sizeof d_params, &d_params));
-  CL_CHECK(clSetKernelArg(k_bound, 2, sizeof w, &w));
-  CL_CHECK(clSetKernelArg(k_bound, 3, sizeof h, &h));
-  CL_CHECK(clSetKernelArg(k_res, 2, sizeof d_partial, &d_partial));
-  CL_CHECK(clSetKernelArg(k_res, 3, RESIDUAL_WG * sizeof(cl_uint), NULL));
-  CL_CHECK(clSetKernelArg(k_res, 4, sizeof ni, &ni));
+  app_set_args(k_step, 2, 2, sizeof w, &w, sizeof h, &h);
+  app_set_args(k_bound, 1, 3, sizeof d_params, &d_params, sizeof w, &w, sizeof h, &h);
+  app_set_args(k_res, 2, 3, sizeof d_partial, &d_partial, RESIDUAL_WG * sizeof(cl_uint), NULL, sizeof ni, &ni);
   const size_t step_global[2] = {(size_t)w, (size_t)h}, bound_global = (size_t)h;
   const size_t res_global = RESIDUAL_GROUPS * RESIDUAL_WG, res_local = RESIDUAL_WG;
 
@@ -94,15 +89,13 @@ int main(int argc, char** argv) {
     if (it == half)
       CL_CHECK(clEnqueueWriteBuffer(app.queue, d_params, CL_TRUE, 0, sizeof sources[1], sources[1], 0, NULL, NULL));
     cl_mem in = grid[it % 2], out = grid[(it + 1) % 2];
-    CL_CHECK(clSetKernelArg(k_step, 0, sizeof in, &in));
-    CL_CHECK(clSetKernelArg(k_step, 1, sizeof out, &out));
+    app_set_args(k_step, 0, 2, sizeof in, &in, sizeof out, &out);
     CL_CHECK(clEnqueueNDRangeKernel(app.queue, k_step, 2, NULL, step_global, NULL, 0, NULL, NULL));
     CL_CHECK(clSetKernelArg(k_bound, 0, sizeof out, &out));
     CL_CHECK(clEnqueueNDRangeKernel(app.queue, k_bound, 1, NULL, &bound_global, NULL, 0, NULL, NULL));
     launches += 2;
     if ((it + 1) % every == 0) {
-      CL_CHECK(clSetKernelArg(k_res, 0, sizeof in, &in));
-      CL_CHECK(clSetKernelArg(k_res, 1, sizeof out, &out));
+      app_set_args(k_res, 0, 2, sizeof in, &in, sizeof out, &out);
       CL_CHECK(clEnqueueNDRangeKernel(app.queue, k_res, 1, NULL, &res_global, &res_local, 0, NULL, NULL));
       ++launches;
       CL_CHECK(clEnqueueReadBuffer(app.queue, d_partial, CL_TRUE, 0, sizeof partial, partial, 0, NULL, NULL));
@@ -111,9 +104,8 @@ int main(int argc, char** argv) {
       residuals[r++] = sum;
     }
   }
-  int* result = app_alloc(bytes);
-  CL_CHECK(clEnqueueReadBuffer(app.queue, grid[iters % 2], CL_TRUE, 0, bytes, result, 0, NULL, NULL));
-  const double kernel_ms = app_now_ms() - t0;
+  double kernel_ms = 0;
+  int* result = app_read_result(&app, grid[iters % 2], bytes, t0, &kernel_ms);
 
   /* The host's replay. */
   int* ref[2] = {init, app_alloc(bytes)};
@@ -141,9 +133,7 @@ int main(int argc, char** argv) {
     }
   const uint64_t checksum = app_hash(app_hash(APP_HASH_INIT, result, bytes), residuals, (size_t)r * sizeof(cl_uint));
 
-  for (int i = 0; i < 2; ++i) CL_CHECK(clReleaseMemObject(grid[i]));
-  CL_CHECK(clReleaseMemObject(d_params));
-  CL_CHECK(clReleaseMemObject(d_partial));
+  app_release_buffers(4, grid[0], grid[1], d_params, d_partial);
   CL_CHECK(clReleaseKernel(k_step));
   CL_CHECK(clReleaseKernel(k_bound));
   CL_CHECK(clReleaseKernel(k_res));

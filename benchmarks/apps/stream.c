@@ -36,21 +36,18 @@ int main(int argc, char** argv) {
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_b, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
   CL_CHECK(clEnqueueWriteBuffer(app.queue, d_c, CL_FALSE, 0, bytes, c, 0, NULL, NULL));
   CL_CHECK(clFinish(app.queue));
-  CL_CHECK(clSetKernelArg(kernel, 0, sizeof d_a, &d_a));
-  CL_CHECK(clSetKernelArg(kernel, 1, sizeof d_b, &d_b));
-  CL_CHECK(clSetKernelArg(kernel, 2, sizeof d_c, &d_c));
+  app_set_args(kernel, 0, 3, sizeof d_a, &d_a, sizeof d_b, &d_b, sizeof d_c, &d_c);
   CL_CHECK(clSetKernelArg(kernel, 4, sizeof n, &n));
   const size_t global = (size_t)n;
 
-  float* a = app_alloc(bytes);
   const double t0 = app_now_ms();
   for (long r = 0; r < reps; ++r) {
     const float s = (float)(r + 1);
     CL_CHECK(clSetKernelArg(kernel, 3, sizeof s, &s));
     CL_CHECK(clEnqueueNDRangeKernel(app.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
   }
-  CL_CHECK(clEnqueueReadBuffer(app.queue, d_a, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
-  const double kernel_ms = app_now_ms() - t0;
+  double kernel_ms = 0;
+  float* a = app_read_result(&app, d_a, bytes, t0, &kernel_ms);
 
   int ok = 1;
   const float s = (float)reps;
@@ -61,9 +58,7 @@ int main(int argc, char** argv) {
     }
   const uint64_t checksum = app_hash(APP_HASH_INIT, a, bytes);
 
-  CL_CHECK(clReleaseMemObject(d_a));
-  CL_CHECK(clReleaseMemObject(d_b));
-  CL_CHECK(clReleaseMemObject(d_c));
+  app_release_buffers(3, d_a, d_b, d_c);
   CL_CHECK(clReleaseKernel(kernel));
   CL_CHECK(clReleaseProgram(program));
   free(a);

@@ -62,9 +62,7 @@ static void* run_job(void* arg) {
     for (int c = 0; c < chains; ++c) {
       cl_mem dst = bufs[2 * c + (t % 2 == 0)], src = bufs[2 * c + (t % 2 != 0)];
       const cl_uint tt = (cl_uint)t;
-      CL_CHECK(clSetKernelArg(kernel, 0, sizeof dst, &dst));
-      CL_CHECK(clSetKernelArg(kernel, 1, sizeof src, &src));
-      CL_CHECK(clSetKernelArg(kernel, 2, sizeof tt, &tt));
+      app_set_args(kernel, 0, 3, sizeof dst, &dst, sizeof src, &src, sizeof tt, &tt);
       if (job->ooo) {
         cl_event done = NULL;
         CL_CHECK(clEnqueueNDRangeKernel(q, kernel, 1, NULL, &global, NULL, last[c] ? 1 : 0, last[c] ? &last[c] : NULL,
@@ -84,8 +82,7 @@ static void* run_job(void* arg) {
 
   for (int c = 0; c < chains; ++c) {
     if (last[c]) CL_CHECK(clReleaseEvent(last[c]));
-    CL_CHECK(clReleaseMemObject(bufs[2 * c]));
-    CL_CHECK(clReleaseMemObject(bufs[2 * c + 1]));
+    app_release_buffers(2, bufs[2 * c], bufs[2 * c + 1]);
   }
   free(bufs);
   free(last);
