@@ -1,0 +1,217 @@
+// The applications of benchmarks/apps/ (plain C, linked only against OpenCL) natively and under `dop exec`: every
+// run checks its own results, the bit-exact ones give the same checksum under dop at 1,0, 0,1 and 1,1 as natively,
+// dop's log shows which launches dop ran and which fell back (and why); and the driver run_apps.sh.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using dop::test::run_command;
+
+namespace {
+
+const std::string kApps = DOP_APPS_DIR;
+
+// The key=value pairs of the application's summary line (the one starting with "app="); empty when there is none.
+std::map<std::string, std::string> summary(const std::string& out) {
+  std::map<std::string, std::string> kv;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("app=", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      const size_t eq = w.find('=');
+      if (eq != std::string::npos) kv[w.substr(0, eq)] = w.substr(eq + 1);
+    }
+    break;
+  }
+  return kv;
+}
+
+struct Launches {
+  std::map<std::string, int> by_dop;     // kernel -> launches dop ran
+  std::map<std::string, int> fell_back;  // kernel -> launches that fell back
+  std::set<std::string> reasons;         // the fallback reasons
+};
+
+// What dop's log (DOP_LOG=1) says about each launch.
+Launches launches(const std::string& out) {
+  Launches l;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("dop-intercept: kernel=", 0) != 0) continue;
+    const size_t b = line.find('=') + 1;
+    const std::string kernel = line.substr(b, line.find(' ', b) - b);
+    const size_t fb = line.find(" fallback: ");
+    if (fb == std::string::npos) {
+      ++l.by_dop[kernel];
+    } else {
+      ++l.fell_back[kernel];
+      l.reasons.insert(kernel + ": " + line.substr(fb + 11));
+    }
+  }
+  return l;
+}
+
+int total(const std::map<std::string, int>& m) {
+  int n = 0;
+  for (const auto& [k, v] : m) n += v;
+  return n;
+}
+
+// Runs `app args` natively (first device) and under dop exec at 1,0, 0,1 and 1,1 with the log on: every run exits 0
+// with check=ok and the same launch count; exact applications give the native checksum; the launches of the
+// kernels in `fallback` fall back (with a reason), every other launch runs with dop.
+void check_app(const std::string& app, const std::string& args, const std::set<std::string>& fallback = {}) {
+  const std::string cmd = "'" + kApps + "/" + app + "' " + args + " --size small";
+  const auto native = run_command("APP_DEVICE=first " + cmd);
+  INFO(native.out);
+  REQUIRE(native.rc == 0);
+  const auto want = summary(native.out);
+  REQUIRE(want.count("check"));
+  CHECK(want.at("check") == "ok");
+  CHECK(want.at("app") == app);
+  const int n = std::stoi(want.at("launches"));
+  CHECK(n > 0);
+  for (const std::string config : {"1,0", "0,1", "1,1"}) {
+    const auto r = run_command("'" + dop::test::dop_binary() + "' exec --config " + config + " --log -- " + cmd);
+    INFO(app << " " << args << " under dop exec --config " << config << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    const auto got = summary(r.out);
+    REQUIRE(got.count("check"));
+    CHECK(got.at("check") == "ok");
+    CHECK(got.at("launches") == want.at("launches"));
+    if (want.at("exact") == "yes") CHECK(got.at("checksum") == want.at("checksum"));
+    const Launches l = launches(r.out);
+    CHECK(total(l.by_dop) + total(l.fell_back) == n);
+    for (const auto& [kernel, count] : l.fell_back) {
+      INFO(kernel << " fell back " << count << " times");
+      CHECK(fallback.count(kernel) == 1);
+    }
+    for (const auto& k : fallback) CHECK(l.fell_back.count(k) == 1);
+    for (const auto& reason : l.reasons) UNSCOPED_INFO("fallback: " << reason);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("apps: stencil is exact under dop, its __local residual reduction falls back", "[apps]") {
+  check_app("stencil", "", {"residual"});
+}
+
+TEST_CASE("apps: gemm_chain (copies and maps between launches) is exact under dop", "[apps]") {
+  check_app("gemm_chain", "");
+}
+
+TEST_CASE("apps: lu (an NDRange that shrinks every step) is exact under dop", "[apps]") { check_app("lu", ""); }
+
+TEST_CASE("apps: compute (one long float kernel) passes its own check under dop", "[apps]") {
+  check_app("compute", "");
+}
+
+TEST_CASE("apps: tiny launches are exact under dop, in order, out of order and from two threads", "[apps]") {
+  check_app("tiny", "");
+  check_app("tiny", "--ooo");
+  check_app("tiny", "--threads 2 --launches 60");
+}
+
+TEST_CASE("apps: stream is exact under dop", "[apps]") { check_app("stream", ""); }
+
+TEST_CASE("apps: device choice and bad input", "[apps]") {
+  const std::string stream = "'" + kApps + "/stream' --n 4096 --reps 1";
+  // Both PoCL devices are CPUs here: asking for a GPU falls back to the first device, and says so.
+  auto gpu = run_command("APP_DEVICE=gpu " + stream);
+  INFO(gpu.out);
+  REQUIRE(gpu.rc == 0);
+  CHECK(gpu.out.find("no GPU device (asked for gpu): using the first device") != std::string::npos);
+  CHECK(summary(gpu.out).at("requested") == "gpu");
+  CHECK(summary(gpu.out).at("device_type") == "cpu");
+  CHECK(summary(gpu.out).at("size") == "custom");
+  auto cpu = run_command("'" + kApps + "/stream' --n 4096 --reps 1 --device cpu");
+  REQUIRE(cpu.rc == 0);
+  CHECK(summary(cpu.out).at("device_type") == "cpu");
+  for (const std::string bad : {"--size huge", "--n -3", "--reps x", "--frobnicate", "--device tpu"}) {
+    auto r = run_command("'" + kApps + "/stream' " + bad);
+    INFO(bad << ": " << r.out);
+    CHECK(r.rc == 2);
+    CHECK(summary(r.out).empty());
+    CHECK(r.out.find("stream: ") != std::string::npos);
+  }
+  auto missing = run_command("'" + kApps + "/stream' --source /nonexistent/stream.cl");
+  CHECK(missing.rc == 2);
+  CHECK(missing.out.find("cannot open the kernel source /nonexistent/stream.cl") != std::string::npos);
+}
+
+// A kernel file with one change makes the application's own check fail: exit status 1, check=FAIL and what differs.
+static void check_detects(const std::string& app, const std::string& from, const std::string& to,
+                          const std::string& says) {
+  std::string source = dop::test::read_file(kApps + "/" + app + ".cl");
+  const size_t at = source.find(from);
+  REQUIRE(at != std::string::npos);
+  source.replace(at, from.size(), to);
+  const std::string path = std::string(DOP_BINARY_DIR) + "/test_apps_wrong_" + app + ".cl";
+  std::ofstream(path) << source;
+  auto r = run_command("APP_DEVICE=first '" + kApps + "/" + app + "' --source '" + path + "'");
+  INFO(r.out);
+  CHECK(r.rc == 1);
+  CHECK(summary(r.out).at("check") == "FAIL");
+  CHECK(r.out.find(says) != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("apps: each application's own check catches a wrong kernel", "[apps]") {
+  check_detects("stream", "b[i] + s * c[i]", "b[i] + s * c[i] + (i == 777)", "stream: a[777] is");
+  check_detects("gemm_chain", "out[i] = a[i] + b[i]", "out[i] = a[i] + b[i] + (i == 5)", "gemm_chain: after 3 steps");
+  check_detects("lu", "if (i >= n || j >= n) return;", "if (i >= n || j >= n || (i == 9 && j == 11)) return;",
+                "lu: row ");
+  check_detects("stencil", "grid[y * w + w - 1] = params[1];", "grid[y * w + w - 1] = params[1] + (y == 3);",
+                "stencil: ");
+  check_detects("tiny", "+ t + (uint)i", "+ t + (uint)i + (t == 150 && i == 3)", "tiny: thread 0 chain 0 differs");
+  check_detects("compute", "ax += s * dx;", "ax += s * dx * 1.01f;", "compute: body ");
+}
+
+TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[apps]") {
+  const std::string driver = std::string(DOP_SOURCE_DIR) + "/benchmarks/apps/run_apps.sh";
+  const std::string tsv = std::string(DOP_BINARY_DIR) + "/test_apps_driver.tsv";
+  auto r = run_command("'" + driver + "' --bin '" + kApps + "' --dop '" + dop::test::dop_binary() +
+                       "' --apps 'tiny --launches 20' --repeat 2 --configs 1,0 --tsv '" + tsv + "'");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("note: no GPU device: APP_DEVICE=gpu fell back to the first device for 1 of 1 applications") !=
+        std::string::npos);
+  const std::string table = dop::test::read_file(tsv);
+  INFO(table);
+  for (const char* mode :
+       {"tiny --launches 20\tnative-gpu\t", "tiny --launches 20\tnative-cpu\t", "tiny --launches 20\tdop:1,0\t"})
+    CHECK(table.find(mode) != std::string::npos);
+  std::remove(tsv.c_str());
+
+  // A stand-in for a bit-exact application whose output differs between runs: its checksum is its APP_DEVICE.
+  const std::string fake = std::string(DOP_BINARY_DIR) + "/test_apps_fake";
+  REQUIRE(std::system(("mkdir -p '" + fake + "'").c_str()) == 0);
+  {
+    std::ofstream s(fake + "/bad");
+    s << "#!/bin/sh\n"
+         "echo \"app=bad size=small device=x device_type=cpu requested=gpu launches=1 kernel_ms=1.0 check=ok "
+         "checksum=0x$APP_DEVICE exact=yes\"\n";
+  }
+  REQUIRE(std::system(("chmod +x '" + fake + "/bad'").c_str()) == 0);
+  auto bad = run_command("'" + driver + "' --bin '" + fake + "' --apps bad --repeat 1 --configs none");
+  INFO(bad.out);
+  CHECK(bad.rc == 1);
+  CHECK(bad.out.find("FAIL: bad (native-cpu): checksum 0xcpu differs from the native run's 0xgpu") !=
+        std::string::npos);
+  auto usage = run_command("'" + driver + "' --size huge");
+  CHECK(usage.rc == 2);
+  CHECK(usage.out.find("--size is small, medium or large, not 'huge'") != std::string::npos);
+}
