@@ -48,6 +48,10 @@ F real_fn(const char* name) {
 bool log_enabled();
 void log_line(const std::string& s);
 
+/// dop's devices and configuration (DOP_CONFIG, DOP_MODEL, ...), read once: at the application's first successful
+/// clBuildProgram, so that its first launch does not pay for it (launch.cpp). Never throws.
+void prepare_dop();
+
 // ---------------------------------------------------------------------------------------------------------------
 // Tables (tables.cpp)
 // ---------------------------------------------------------------------------------------------------------------

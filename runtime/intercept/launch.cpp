@@ -680,23 +680,29 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
 
 // Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Throws when dop cannot decide
 // (the launch falls back).
-Decision decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
-                const size_t* local, bool runnable) {
+// Reasons that hold for every launch of a kernel come back as a string, not an exception (a fallback costs the
+// launch no more than the real enqueue).
+std::string decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
+                   const size_t* local, const std::string& not_runnable, Decision& d) {
   DopState& s = dop_state();
-  Decision d;
   {
     std::lock_guard<std::mutex> l(s.m);
     initialise(s);
-    if (!s.init_error.empty()) throw std::runtime_error(s.init_error);
+    if (!s.init_error.empty()) return s.init_error;
     d.config = s.config;
     d.automatic = s.auto_config;
   }
   if (!d.automatic) {
     d.native = native_route(d.config, queue_device(queue), s.sel);
-    if (d.native || !runnable) return d;
+    if (d.native) return {};
   }
-  if (!runnable) throw std::logic_error("not runnable");
+  if (!not_runnable.empty()) return not_runnable;
   d.spec = launch_spec(plan, work_dim, global, local, d.key);
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    auto f = s.failed.find(d.key);
+    if (f != s.failed.end()) return "failed before: " + f->second;
+  }
   d.entry = executor_for(s, plan, d.spec, d.key);
   if (d.automatic) {
     std::lock_guard<std::mutex> l(d.entry->m);
@@ -712,7 +718,7 @@ Decision decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim
     if (!d.native && (on_gpu || on_cpu) && s.check_auto)
       check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0}, global, work_dim);
   }
-  return d;
+  return {};
 }
 
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).
@@ -737,6 +743,17 @@ std::string describe(const std::exception_ptr& p) {
 }
 
 }  // namespace
+
+void prepare_dop() {
+  try {
+    Inside guard;
+    DopState& s = dop_state();
+    std::lock_guard<std::mutex> l(s.m);
+    initialise(s);
+  } catch (...) {
+  }
+}
+
 }  // namespace dop::intercept
 
 using namespace dop::intercept;
@@ -775,7 +792,8 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   Decision d;
   try {
     Inside guard;
-    d = decide(command_queue, plan, work_dim, global_work_size, local_work_size, why.empty());
+    const std::string cannot = decide(command_queue, plan, work_dim, global_work_size, local_work_size, why, d);
+    if (!cannot.empty()) return fallback(cannot);
   } catch (...) {
     return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
   }

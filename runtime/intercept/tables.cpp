@@ -252,6 +252,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
     }
   } catch (...) {
   }
+  if (r == CL_SUCCESS) prepare_dop();  // before the application times its launches
   return r;
 }
 
