@@ -38,6 +38,7 @@ std::map<std::string, std::string> summary(const std::string& out) {
 }
 
 struct Launches {
+  std::map<std::string, int> native;     // kernel -> launches run natively (the decision was the app's device)
   std::map<std::string, int> by_dop;     // kernel -> launches dop ran
   std::map<std::string, int> fell_back;  // kernel -> launches that fell back
   std::set<std::string> reasons;         // the fallback reasons
@@ -53,7 +54,9 @@ Launches launches(const std::string& out) {
     const size_t b = line.find('=') + 1;
     const std::string kernel = line.substr(b, line.find(' ', b) - b);
     const size_t fb = line.find(" fallback: ");
-    if (fb == std::string::npos) {
+    if (line.find(" route=native ") != std::string::npos) {
+      ++l.native[kernel];
+    } else if (fb == std::string::npos) {
       ++l.by_dop[kernel];
     } else {
       ++l.fell_back[kernel];
@@ -70,8 +73,9 @@ int total(const std::map<std::string, int>& m) {
 }
 
 // Runs `app args` natively (first device) and under dop exec at 1,0, 0,1 and 1,1 with the log on: every run exits 0
-// with check=ok and the same launch count; exact applications give the native checksum; the launches of the
-// kernels in `fallback` fall back (with a reason), every other launch runs with dop.
+// with check=ok and the same launch count; exact applications give the native checksum. At 1,0 (the application's
+// own device, pocl:0, in whole) every launch runs natively; otherwise the launches of the kernels in `fallback` fall
+// back (with a reason), every other launch runs with dop.
 void check_app(const std::string& app, const std::string& args, const std::set<std::string>& fallback = {}) {
   const std::string cmd = "'" + kApps + "/" + app + "' " + args + " --size small";
   const auto native = run_command("APP_DEVICE=first " + cmd);
@@ -93,7 +97,12 @@ void check_app(const std::string& app, const std::string& args, const std::set<s
     CHECK(got.at("launches") == want.at("launches"));
     if (want.at("exact") == "yes") CHECK(got.at("checksum") == want.at("checksum"));
     const Launches l = launches(r.out);
-    CHECK(total(l.by_dop) + total(l.fell_back) == n);
+    CHECK(total(l.native) + total(l.by_dop) + total(l.fell_back) == n);
+    if (config == "1,0") {
+      CHECK(total(l.native) == n);
+      continue;
+    }
+    CHECK(total(l.native) == 0);
     for (const auto& [kernel, count] : l.fell_back) {
       INFO(kernel << " fell back " << count << " times");
       CHECK(fallback.count(kernel) == 1);
