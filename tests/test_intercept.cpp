@@ -308,23 +308,28 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
     CHECK(l.find("fallback") == std::string::npos);
   }
   // By default a choice that is not the application's own device (pocl:0 in whole, 1,0) is checked by measurement:
-  // the model's choice first, then the application's device, then the faster of the two.
+  // the application's device first, then the model's choice (DOP_AUTO_FIRST=model: the other order), then the
+  // faster of the two.
   if (chosen != "1,0") {
-    r = run_command(env + "DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" +
-                    app() + "' vecadd 65536 5");
-    INFO(r.out);
-    REQUIRE(r.rc == 0);
-    CHECK(r.out.find("vecadd: OK") != std::string::npos);
-    lines = log_lines(r.out, "vecadd");
-    REQUIRE(lines.size() == 5);
-    CHECK(field(lines[0], "auto") == "model");
-    CHECK(field(lines[0], "route") == "dop");
-    CHECK(field(lines[1], "auto") == "native");
-    CHECK(field(lines[1], "route") == "native");
-    CHECK(field(lines[1], "config") == "1,0");
-    for (size_t i = 2; i < lines.size(); ++i) {
-      CHECK(field(lines[i], "auto") == "measured");
-      CHECK(field(lines[i], "route") == field(lines[2], "route"));  // the faster way, kept
+    for (const std::string first : {"native", "model"}) {
+      r = run_command(env + "DOP_AUTO_FIRST=" + first + " DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+                      "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 5");
+      INFO(r.out);
+      REQUIRE(r.rc == 0);
+      CHECK(r.out.find("vecadd: OK") != std::string::npos);
+      lines = log_lines(r.out, "vecadd");
+      REQUIRE(lines.size() == 5);
+      const size_t n = first == "native" ? 0 : 1, m = 1 - n;
+      CHECK(field(lines[n], "auto") == "native");
+      CHECK(field(lines[n], "route") == "native");
+      CHECK(field(lines[n], "config") == "1,0");
+      CHECK(field(lines[m], "auto") == "model");
+      CHECK(field(lines[m], "route") == "dop");
+      CHECK(field(lines[m], "config") == chosen);
+      for (size_t i = 2; i < lines.size(); ++i) {
+        CHECK(field(lines[i], "auto") == "measured");
+        CHECK(field(lines[i], "route") == field(lines[2], "route"));  // the faster way, kept
+      }
     }
   }
   // A kernel without a bundle, and auto without a model: the real launch, the reason in the log.
@@ -345,7 +350,7 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   REQUIRE(r.rc == 0);
   lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 1);
-  CHECK(field(lines[0], "auto") == "model");
+  CHECK(field(lines[0], "auto") == (chosen == "1,0" ? "model" : "native"));  // a class starts natively
   r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
   CHECK(r.rc == 1);
   CHECK(r.out.find("--config auto needs --model") != std::string::npos);

@@ -48,12 +48,13 @@ struct DopState {
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
   // DOP_CONFIG=auto: launch times measured per launch class (executor key and shape), both ways (check_auto).
   struct Measured {
-    double native_ms = 0, dop_ms = 0;  // running averages of the timed launches
+    double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
     int native_n = 0, dop_n = 0, launches = 0;
   };
   std::map<std::string, Measured> measured;
-  bool check_auto = true;  // DOP_AUTO_CHECK=0: the model's choice is taken as it is
-  bool async = true;       // DOP_ASYNC=0: every dop launch returns when it has run
+  bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
+  bool native_first = true;  // DOP_AUTO_FIRST=model: a launch class starts with the model's choice
+  bool async = true;         // DOP_ASYNC=0: every dop launch returns when it has run
   // dop's launches run on one worker thread, in submission order; dop's own queue per application context and
   // device serves their fetches (the application's queue waits behind a barrier while an asynchronous launch runs).
   std::mutex worker_m;
@@ -97,6 +98,10 @@ void initialise(DopState& s) {
     if (mem && *mem) s.memory = parse_memory_mode(mem);
     const char* check = std::getenv("DOP_AUTO_CHECK");
     s.check_auto = !(check && std::strcmp(check, "0") == 0);
+    const char* first = std::getenv("DOP_AUTO_FIRST");
+    if (first && *first && std::strcmp(first, "native") != 0 && std::strcmp(first, "model") != 0)
+      throw std::runtime_error(std::string("DOP_AUTO_FIRST=") + first + ": expected native or model");
+    s.native_first = !(first && std::strcmp(first, "model") == 0);
     const char* async = std::getenv("DOP_ASYNC");
     s.async = !(async && std::strcmp(async, "0") == 0);
   } catch (const std::exception& e) {
@@ -502,23 +507,32 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
 }
 
 // The model chose something other than the application's own device: the choice is checked by measurement, per
-// launch class (kernel, argument signature, shape). The first launch of a class runs the model's choice, the
-// second the application's device in whole, both timed (the native one by finishing the queue before and after);
-// later launches take the faster way measured, and every 16th launch times the other way again.
+// launch class (kernel, argument signature, and the launch's work-items to the nearest power of two, so that an
+// NDRange that shrinks step by step still meets its class again). Its first launch runs the application's device
+// in whole (DOP_AUTO_FIRST=model: the model's choice), the next the other way, both timed (the native one by
+// finishing the queue before and after it); later launches run the faster way last measured, and every 16th launch
+// times the other way again. A single launch thus never runs slower than the application does without dop.
 void check_against_native(DopState& s, Decision& d, const Config& native_config, const size_t* global,
                           cl_uint work_dim) {
-  d.class_key = d.key + '\0' + dims(work_dim, global);
+  size_t items = 1;
+  for (cl_uint i = 0; i < work_dim; ++i) items *= global[i];
+  int bucket = 0;
+  while (items > 1) items >>= 1, ++bucket;
+  d.class_key = d.key + '\0' + std::to_string(bucket);
   std::lock_guard<std::mutex> l(s.m);
   DopState::Measured& m = s.measured[d.class_key];
   const int launch = m.launches++;
-  d.timed = true;
-  if (m.dop_n == 0) return;  // the model's choice, timed
-  bool native = m.native_n == 0 || m.native_ms < m.dop_ms;
-  if (m.native_n > 0 && launch % 16 == 0) native = !native;  // time the other way again
+  bool native;
+  if (m.native_n == 0 && m.dop_n == 0)
+    native = s.native_first;
+  else if (m.native_n == 0 || m.dop_n == 0)
+    native = m.native_n == 0;
+  else
+    native = (m.native_ms <= m.dop_ms) != (launch % 16 == 0);  // the faster, or the other to time it again
   d.native = native;
   if (native) d.config = native_config;
-  d.way = m.native_n == 0 ? "native" : "measured";
-  d.timed = native ? (m.native_n == 0 || launch % 16 == 0) : true;
+  d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
+  d.timed = (native ? m.native_n == 0 : m.dop_n == 0) || launch % 16 == 0;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -726,10 +740,8 @@ void record_time(DopState& s, const Decision& d) {
   if (!d.timed || d.ran_ms < 0) return;
   std::lock_guard<std::mutex> l(s.m);
   DopState::Measured& m = s.measured[d.class_key];
-  double& avg = d.native ? m.native_ms : m.dop_ms;
-  int& n = d.native ? m.native_n : m.dop_n;
-  avg = n == 0 ? d.ran_ms : (avg * n + d.ran_ms) / (n + 1);
-  ++n;
+  (d.native ? m.native_ms : m.dop_ms) = d.ran_ms;  // the latest: a first launch also builds dop's programs
+  ++(d.native ? m.native_n : m.dop_n);
 }
 
 std::string describe(const std::exception_ptr& p) {
