@@ -10,6 +10,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 size=small
 repeat=3
+warmup=0
 configs="1,0 0,1 1,1"
 model=""
 dop="$root/build/bin/dop"
@@ -24,6 +25,7 @@ usage() {
 usage: $0 [options]
   --size S          small|medium|large (default $size)
   --repeat N        runs of every mode, interleaved (default $repeat)
+  --warmup N        untimed runs of every mode first (default $warmup): warms on-disk kernel caches (PoCL's)
   --configs "C..."  dop configurations, space-separated (default "$configs"); "none" for native only
   --model M         also run under dop exec --config auto --model M
   --apps "A,B..."   comma-separated applications, each with its arguments (default "$apps")
@@ -42,11 +44,12 @@ die() {
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --size | --repeat | --configs | --model | --apps | --dop | --bin | --dop-arg | --json | --tsv)
+    --size | --repeat | --warmup | --configs | --model | --apps | --dop | --bin | --dop-arg | --json | --tsv)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case "$1" in
         --size) size=$2 ;;
         --repeat) repeat=$2 ;;
+        --warmup) warmup=$2 ;;
         --configs) configs=$2 ;;
         --model) model=$2 ;;
         --apps) apps=$2 ;;
@@ -71,6 +74,7 @@ done
 
 [[ $size =~ ^(small|medium|large)$ ]] || die "--size is small, medium or large, not '$size'"
 [[ $repeat =~ ^[1-9][0-9]*$ ]] || die "--repeat takes a positive integer, not '$repeat'"
+[[ $warmup =~ ^[0-9]+$ ]] || die "--warmup takes a non-negative integer, not '$warmup'"
 [[ $configs == none ]] && configs=""
 
 modes=(native-gpu native-cpu)
@@ -100,9 +104,9 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # The value of KEY in a summary line.
 field() { sed -n "s/.* $2=\\([^ ]*\\).*/\\1/p; s/^$2=\\([^ ]*\\).*/\\1/p" <<<"$1" | head -n 1; }
 
-# run_one SPEC MODE: one run; appends its times, or records why it failed.
+# run_one SPEC MODE [untimed]: one run; appends its times (unless untimed), or records why it failed.
 run_one() {
-  local spec=$1 mode=$2 key="$1|$2" out="$tmp/out" err="$tmp/err" rc=0 start end line
+  local spec=$1 mode=$2 key="$1|$2" untimed=${3:-} out="$tmp/out" err="$tmp/err" rc=0 start end line
   local -a words cmd
   read -r -a words <<<"$spec"
   local app=${words[0]}
@@ -147,6 +151,7 @@ run_one() {
     tail -n 5 "$err" | sed 's/^/    /' >&2
     return
   fi
+  [[ -z $untimed ]] || return 0
   kernel_ms[$key]+="$(field "$line" kernel_ms) "
   wall_ms[$key]+="$((end - start)) "
   devices[$key]="$(field "$line" device) ($(field "$line" device_type))"
@@ -154,8 +159,14 @@ run_one() {
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-echo "run_apps.sh: size $size, $repeat runs of each of: ${modes[*]}" >&2
+echo "run_apps.sh: size $size, $warmup untimed and $repeat timed runs of each of: ${modes[*]}" >&2
 for spec in "${specs[@]}"; do
+  for ((r = 1; r <= warmup; ++r)); do
+    for mode in "${modes[@]}"; do
+      echo "  $spec: $mode (warm-up $r/$warmup)" >&2
+      run_one "$spec" "$mode" untimed
+    done
+  done
   for ((r = 1; r <= repeat; ++r)); do
     for mode in "${modes[@]}"; do
       echo "  $spec: $mode ($r/$repeat)" >&2
