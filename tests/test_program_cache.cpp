@@ -98,6 +98,19 @@ TEST_CASE("a launch builds only the sides its configuration runs, each once") {
   CHECK(programs(checked_launch(ex, Config{0.5, 0.5})) == 0);
 }
 
+TEST_CASE("a CPU sub-device's program is stored and serves the whole CPU") {
+  TempCache cache;
+  {
+    Executor ex(saxpy_spec(3000, 64), kSaxpy, two_devices());
+    CHECK(checked_launch(ex, Config{0.5, 0}).programs_built == 1);
+  }
+  CHECK(cache.entries().size() == 1);
+  Executor ex(saxpy_spec(3000, 64), kSaxpy, two_devices());
+  const auto r = checked_launch(ex, Config{1, 0});
+  CHECK(r.programs_built == 0);
+  CHECK(r.programs_from_cache == 1);
+}
+
 TEST_CASE("a fresh executor at 0,1 builds only the GPU's program") {
   TempCache cache;
   Executor ex(saxpy_spec(3000, 64), kSaxpy, two_devices());

@@ -227,32 +227,33 @@ cl::Program from_binaries(const cl::Context& ctx, const std::vector<cl_device_id
   return p;
 }
 
-// Each of `devices`' binaries of a built program, in the order of `devices` (empty where the driver gives none).
+// Each of `devices`' binaries of a built program, in the order of `devices`; none when the program's devices are
+// not those: an implementation may report others (PoCL 3.1 reports a sub-device's root device, and one device
+// per root in a context of several), may leave the size of a device it did not build for unset, and may copy into
+// a null pointer the specification says to skip. So binaries are read only where the program has exactly the
+// devices asked for (or one device for one asked), each with a buffer of its reported size.
 std::vector<std::vector<unsigned char>> binaries_of(const cl::Program& p, const std::vector<cl_device_id>& devices) {
-  std::vector<std::vector<unsigned char>> out(devices.size());
   cl_uint n = 0;
-  if (clGetProgramInfo(p.get(), CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) != CL_SUCCESS || n == 0) return out;
+  if (clGetProgramInfo(p.get(), CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) != CL_SUCCESS || n != devices.size())
+    return {};
   std::vector<cl_device_id> program_devices(n);
-  std::vector<size_t> sizes(n, 0);
   if (clGetProgramInfo(p.get(), CL_PROGRAM_DEVICES, n * sizeof(cl_device_id), program_devices.data(), nullptr) !=
           CL_SUCCESS ||
-      clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, n * sizeof(size_t), sizes.data(), nullptr) != CL_SUCCESS)
-    return out;
-  // Only the devices the program was built for: a program of a context with more devices reports a size for the
-  // others that means nothing (PoCL leaves it unset), and their entries stay null so nothing is copied for them.
-  std::vector<unsigned char*> ptrs(n, nullptr);
-  std::vector<std::vector<unsigned char>> by_program(n);
-  for (size_t i = 0; i < devices.size(); ++i)
-    for (cl_uint j = 0; j < n; ++j)
-      if (program_devices[j] == devices[i] && by_program[j].empty() && sizes[j] > 0) {
-        by_program[j].resize(sizes[j]);
-        ptrs[j] = by_program[j].data();
-      }
+      (n > 1 && program_devices != devices))
+    return {};
+  std::vector<size_t> sizes(n, 0);
+  if (clGetProgramInfo(p.get(), CL_PROGRAM_BINARY_SIZES, n * sizeof(size_t), sizes.data(), nullptr) != CL_SUCCESS)
+    return {};
+  constexpr size_t kMaxBinary = size_t(1) << 30;
+  std::vector<std::vector<unsigned char>> out(n);
+  std::vector<unsigned char*> ptrs(n);
+  for (cl_uint j = 0; j < n; ++j) {
+    if (sizes[j] == 0 || sizes[j] > kMaxBinary) return {};
+    out[j].resize(sizes[j]);
+    ptrs[j] = out[j].data();
+  }
   if (clGetProgramInfo(p.get(), CL_PROGRAM_BINARIES, n * sizeof(unsigned char*), ptrs.data(), nullptr) != CL_SUCCESS)
-    return out;
-  for (size_t i = 0; i < devices.size(); ++i)
-    for (cl_uint j = 0; j < n; ++j)
-      if (program_devices[j] == devices[i]) out[i] = by_program[j];
+    return {};
   return out;
 }
 
@@ -298,13 +299,14 @@ CachedProgram build_program_cached(const cl::Context& ctx, const std::vector<cl_
     }
     if (binaries.size() == devices.size()) {
       out.program = from_binaries(ctx, devices, binaries, options);
-      if (!out.program) {  // the driver refused them: forget them and compile
+      if (!out.program) {  // the driver refused them here: compile (and store what it builds over them)
         Stats& st = state();
         {
           std::lock_guard<std::mutex> l(st.m);
           for (const auto& k : keys) st.memory.erase({dir, k});
+          ++st.s.rejected;
         }
-        for (const auto& k : keys) reject(entry_path(dir, k), "the driver refused the binary");
+        log_once("refused", "the driver refused a cached binary in " + dir + "; the program is built from source");
       }
     }
   }
@@ -313,14 +315,14 @@ CachedProgram build_program_cached(const cl::Context& ctx, const std::vector<cl_
     out.program = cl::build_program(ctx, devices, source, options, file);
     if (!dir.empty()) {
       const auto bins = binaries_of(out.program, devices);
-      for (size_t i = 0; i < devices.size(); ++i) {
-        if (bins[i].empty()) continue;
+      std::set<std::string> stored;
+      for (size_t i = 0; i < bins.size(); ++i) {
         {
           Stats& st = state();
           std::lock_guard<std::mutex> l(st.m);
           st.memory[{dir, keys[i]}] = std::make_shared<const std::vector<unsigned char>>(bins[i]);
         }
-        if (i == 0 || keys[i] != keys[i - 1]) store(dir, entry_path(dir, keys[i]), keys[i], bins[i]);
+        if (stored.insert(keys[i]).second) store(dir, entry_path(dir, keys[i]), keys[i], bins[i]);
       }
     }
   }

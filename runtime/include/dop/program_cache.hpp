@@ -7,8 +7,11 @@
 // version, the source, the options and the entry format's version. The file is named by a 64-bit FNV-1a hash of
 // that key and holds the key itself, so a hash collision is a miss, never a wrong program. Entries are written to a
 // temporary file in the same folder, fsync'd and renamed (concurrent writers are safe); an entry whose header,
-// length or checksum is wrong, or that the driver refuses, is removed and the program built from source (logged
-// once to stderr under DOP_LOG). An unwritable folder only means nothing is stored.
+// length or checksum is wrong is removed, and one the driver refuses is overwritten: either way the program is
+// built from source (logged once to stderr under DOP_LOG). An unwritable folder only means nothing is stored.
+// Binaries are stored where the program's devices are exactly those it was built for (one device in a context of
+// its own, as the executor builds them); a program built for one device of a larger context (MemoryMode::svm)
+// reads binaries but stores none.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +27,7 @@ struct ProgramCacheStats {
   std::size_t built = 0;       ///< programs compiled from source (a miss, the cache off, or a rejected entry)
   std::size_t from_cache = 0;  ///< programs made from cached binaries (this process's memory or the disk)
   std::size_t stored = 0;      ///< binaries written to the disk cache
-  std::size_t rejected = 0;    ///< entries ignored and removed: corrupt, truncated, or refused by the driver
+  std::size_t rejected = 0;    ///< entries ignored: corrupt or truncated (removed), or refused by the driver
   double build_ms = 0;         ///< wall time of every build, of either kind
 };
 ProgramCacheStats program_cache_stats();
