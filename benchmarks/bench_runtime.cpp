@@ -144,7 +144,8 @@ static void BM_FirstLaunch(benchmark::State& state) {
   const bool cached = state.range(0) == 1;
   const std::filesystem::path dir = primed_cache(sel, s);
   if (!cached) setenv("DOP_CACHE", "0", 1);
-  int run = 0, built = 0, from_cache = 0;
+  static int run = 0;  // across repetitions: each iteration gets a folder of its own
+  int built = 0, from_cache = 0;
   for (auto _ : state) {
     state.PauseTiming();
     if (cached) {  // a folder of its own per iteration: the process's memory of the cache does not serve it
