@@ -1,5 +1,10 @@
-// Host-layer costs on the selected CPU device: an empty kernel's launch+finish latency and a sub-device creation.
+// Host-layer costs on the selected CPU device: an empty kernel's launch+finish latency and a sub-device creation;
+// a chunk's footprint ranges; a kernel's first launch on a fresh executor (compiled, or from the program cache on
+// disk as a second process finds it) and a launch after a rebind to a new shape.
 #include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "dop/cl.hpp"
 #include "dop/runtime.hpp"
@@ -85,5 +90,106 @@ static void BM_FootprintEvaluator(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_FootprintEvaluator)->Unit(benchmark::kMicrosecond);
+
+// First launches of saxpy at 1,0 on the selected devices (POCL_DEVICES="pthread pthread" for two).
+static const char* kSaxpy = R"CL(
+__kernel void saxpy(__global float* y, __global const float* x, float a, int n) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  y[i] = a * x[i] + y[i];
+}
+)CL";
+
+static dop::Spec saxpy_spec(size_t n) {
+  dop::Spec s;
+  s.name = s.kernel_name = "saxpy";
+  s.global = {(n + 63) / 64 * 64};
+  s.local = {64};
+  s.args = {{"y", dop::ArgKind::buffer, dop::ElemType::f32, n, 0, dop::Access::read_write, true, {}},
+            {"x", dop::ArgKind::buffer, dop::ElemType::f32, n, 0, dop::Access::read, false, {}},
+            {"a", dop::ArgKind::scalar, dop::ElemType::f32, 0, 1.5, dop::Access::read, false, {}},
+            {"n", dop::ArgKind::scalar, dop::ElemType::i32, 0, double(n), dop::Access::read, false, {}}};
+  return s;
+}
+
+// A cache folder of this benchmark's own (removed at exit), with the entries of one primed executor's build.
+static std::filesystem::path primed_cache(const cl::Selection& sel, const dop::Spec& s) {
+  static const std::filesystem::path dir = [] {
+    char tmpl[] = "/tmp/dop-bench-cache-XXXXXX";
+    std::filesystem::path p = mkdtemp(tmpl);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
+    return p;
+  }();
+  setenv("DOP_CACHE_DIR", (dir / "primed").c_str(), 1);
+  unsetenv("DOP_CACHE");
+  dop::Executor ex(s, kSaxpy, sel);
+  auto args = dop::make_args(s);
+  ex.launch(args, dop::Config{1, 0});
+  return dir;
+}
+
+// Arg 0: the cache off (every first launch compiles the source; PoCL's own kernel cache still serves its part: set
+// POCL_KERNEL_CACHE=0 for a compiler run from scratch). Arg 1: a fresh cache folder holding the entries another
+// process stored, as a second process of the same application finds them.
+static void BM_FirstLaunch(benchmark::State& state) {
+  const auto sel = cl::select_devices(cl::discover());
+  if (!sel.cpu) {
+    state.SkipWithError("no CPU device");
+    return;
+  }
+  const dop::Spec s = saxpy_spec(4096);
+  const bool cached = state.range(0) == 1;
+  const std::filesystem::path dir = primed_cache(sel, s);
+  if (!cached) setenv("DOP_CACHE", "0", 1);
+  static int run = 0;  // across repetitions: each iteration gets a folder of its own
+  int built = 0, from_cache = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (cached) {  // a folder of its own per iteration: the process's memory of the cache does not serve it
+      const auto fresh = dir / std::to_string(++run);
+      std::filesystem::copy(dir / "primed", fresh, std::filesystem::copy_options::recursive);
+      setenv("DOP_CACHE_DIR", fresh.c_str(), 1);
+    }
+    auto args = dop::make_args(s);
+    state.ResumeTiming();
+    dop::Executor ex(s, kSaxpy, sel);
+    const auto r = ex.launch(args, dop::Config{1, 0});
+    built += r.programs_built;
+    from_cache += r.programs_from_cache;
+  }
+  unsetenv("DOP_CACHE");
+  state.counters["built"] = benchmark::Counter(built, benchmark::Counter::kAvgIterations);
+  state.counters["from_cache"] = benchmark::Counter(from_cache, benchmark::Counter::kAvgIterations);
+  state.SetLabel(cached ? "disk cache warm" : "cache off");
+}
+BENCHMARK(BM_FirstLaunch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(10);
+
+// One executor, rebound before every launch to a 1D shape it has not run (Arg 1) or to the same shape (Arg 0).
+static void BM_RebindLaunch(benchmark::State& state) {
+  const auto sel = cl::select_devices(cl::discover());
+  if (!sel.cpu) {
+    state.SkipWithError("no CPU device");
+    return;
+  }
+  primed_cache(sel, saxpy_spec(4096));
+  dop::Executor ex(saxpy_spec(4096), kSaxpy, sel);
+  auto first = dop::make_args(saxpy_spec(4096));
+  ex.launch(first, dop::Config{1, 0});
+  size_t n = 4096;
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (state.range(0) == 1) n += 64;
+    const dop::Spec s = saxpy_spec(n);
+    auto args = dop::make_args(s);
+    state.ResumeTiming();
+    ex.rebind(s);
+    benchmark::DoNotOptimize(ex.launch(args, dop::Config{1, 0}));
+  }
+  state.SetLabel(state.range(0) == 1 ? "new shape" : "same shape");
+}
+BENCHMARK(BM_RebindLaunch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

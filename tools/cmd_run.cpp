@@ -95,11 +95,19 @@ void run(const RunFlags& f) {
     }
   };
   std::vector<LaunchResult> results;
+  LaunchResult builds;  // programs built by every launch, the warm-up's included
   for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
     reset_writable(args, initial);
     auto r = launch();
+    builds.programs_built += r.programs_built;
+    builds.programs_from_cache += r.programs_from_cache;
+    builds.build_ms += r.build_ms;
     if (f.repeat == 1 || i > 0) results.push_back(r);
   }
+  const nlohmann::json programs{{"built", builds.programs_built},
+                                {"from_cache", builds.programs_from_cache},
+                                {"build_ms", builds.build_ms},
+                                {"cache_dir", program_cache_dir()}};
   const LaunchResult& last = results.back();
   const Config cfg = last.config;
   nlohmann::json auto_info;
@@ -162,6 +170,7 @@ void run(const RunFlags& f) {
                        {"start_cpu_share", last.start_cpu_share},
                        {"left_out", last.left_out},
                        {"balanced_cpu_share", last.balanced_cpu_share}}}};
+    j["programs"] = programs;
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";
@@ -186,6 +195,9 @@ void run(const RunFlags& f) {
       std::printf("  warm start from CPU share %.3f (learned from the earlier runs)%s; balanced share measured %.3f\n",
                   last.start_cpu_share, last.left_out ? ", one device left out by choice" : "",
                   last.balanced_cpu_share);
+    std::printf("  programs: %d built, %d from the cache (%.1f ms; %s)\n", builds.programs_built,
+                builds.programs_from_cache, builds.build_ms,
+                program_cache_dir().empty() ? "cache off" : ("cache " + program_cache_dir()).c_str());
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
       std::printf("  copies: h2d %.3f ms (%.1f MB), d2h %.3f ms (%.1f MB), merge %.3f ms\n", last.h2d_ms,
                   double(last.h2d_bytes) / 1e6, last.d2h_ms, double(last.d2h_bytes) / 1e6, last.merge_ms);

@@ -84,21 +84,22 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
                           dim(s.global, 1), dim(s.global, 2), dim(s.local, 0), dim(s.local, 1), dim(s.local, 2)})
       base.push_back(x);
 
-    // One executor per workload (programs and sub-devices built once); the reference computed once.
+    // One executor per kernel, rebound to each workload (programs and sub-devices built once); the reference
+    // computed once.
     auto since = SClock::now();  // the first configuration's wall time includes the setup
     std::string setup_error;
     std::vector<ArgData> want, initial, args;
     try {
       ExecutorOptions eo = o.executor;
       if (o.per_kernel) o.per_kernel(w, eo);
-      const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + std::to_string(s.global.size()) + '\n' +
-                              w.source + '\n' + eo.malleable_source + '\n' + eo.malleable_note;
+      const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + w.source + '\n' + eo.malleable_source +
+                              '\n' + eo.malleable_note;
       bool rebound = false;
       if (exec && key == exec_key) {
         try {
           exec->rebind(s);
           rebound = true;
-        } catch (const std::invalid_argument&) {  // a 3D kernel of another size: built anew
+        } catch (const std::invalid_argument&) {  // other argument kinds: a new executor
         }
       }
       if (!rebound) {

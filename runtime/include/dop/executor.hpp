@@ -53,7 +53,9 @@ struct ExecutorOptions {
   double warm_tail = 0.1;
   double warm_explore = 0.5;
   int warm_recheck = 16;
-  /// CPU levels whose sub-devices are built together on first use (one context, one compilation).
+  /// MemoryMode::svm: the CPU levels whose sub-devices share the one context of every device (an SVM allocation
+  /// belongs to one context, so they are fixed when it is made). Other modes make the sub-device of a core count at
+  /// its first use, whatever the levels.
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
   /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
   std::optional<AutoModel> model;
@@ -100,10 +102,17 @@ struct LaunchResult {
   /// A dynamic launch on both devices: the CPU share at which both would have finished together, from this launch's
   /// measurements (learn_cpu_share); -1 otherwise.
   double balanced_cpu_share = -1;
+  /// Programs this launch built (a side's kernel at its first use: the CPU sub-device of its core count, the GPU's
+  /// plain or malleable form), compiled from source or made from the program cache's binaries
+  /// (dop/program_cache.hpp), and the wall time of those builds (before the timed region, not in total_ms).
+  int programs_built = 0, programs_from_cache = 0;
+  double build_ms = 0;
 };
 
-/// Runs one spec's kernel at any configuration. Programs, sub-devices and queues are built once and reused;
-/// launches from several threads are safe (they are serialised per executor: one kernel owns the devices).
+/// Runs one spec's kernel at any configuration. A launch builds only what its configuration runs (the CPU
+/// sub-device of its core count, the GPU's plain or malleable form), at its first use, through the program cache;
+/// sub-devices, queues and programs are kept for later launches. Launches from several threads are safe (they are
+/// serialised per executor: one kernel owns the devices).
 class Executor {
  public:
   Executor(const Spec& spec, const std::string& source, const cl::Selection& devices, ExecutorOptions options = {});
@@ -136,10 +145,14 @@ class Executor {
   /// The work-group size launches use: the spec's, or the one this executor chose when the spec leaves it open.
   std::vector<size_t> local_size() const;
 
-  /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and work
-  /// dimension; other sizes, work-group sizes and arguments' sizes): contexts, sub-devices, programs and queues are
-  /// kept, so a sweep over the sizes of a kernel builds it once. Throws std::invalid_argument when the build would
-  /// differ (a 3D kernel of another size: its full size is a build constant).
+  /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and
+  /// argument kinds; any sizes, work-group sizes, work dimension and arguments' sizes), so that ONE executor serves
+  /// every shape of a kernel. Cost: the launch geometry is recomputed (microseconds); sub-devices, queues, built
+  /// programs, the GPU's buffers and pinned memory (while large enough) and warm-start records (kept per shape) stay.
+  /// A kernel of fewer than 3 dimensions is built once for every size; a 3D kernel's full size is a build
+  /// constant, so its first launch at a size not seen before builds that size's programs (from the program cache
+  /// where another process built them) and later shapes seen before build nothing. Throws std::invalid_argument
+  /// for another kernel, build options or argument kinds.
   void rebind(const Spec& spec);
 
   /// Forgets what warm starts learned: the next dynamic launch of every configuration is cold.

@@ -1,41 +1,50 @@
-// Devices as the executor drives them: sides (a device's context, queue and built kernel), program builds in the
-// range form, the CPU's core counts as sub-devices of one context, the GPU's plain and malleable sides, kernel
-// arguments, and a configuration resolved into the sides that run it.
+// Devices as the executor drives them: sides (a device's context and queue), each made at its first use, kernels
+// built in the range form at their first use on a side (through the program cache), the CPU's core counts as
+// sub-devices, the GPU, kernel arguments, and a configuration resolved into the sides that run it.
 #include <algorithm>
 #include <cmath>
 
+#include "dop/program_cache.hpp"
 #include "engine/engine.hpp"
 
 namespace dop {
 
 using engine::Side;
 
-// A built kernel on one device of a context (shared by several sides) with its own queue.
-std::unique_ptr<Side> Executor::Impl::make_side(const std::string& id, cl_device_id device, const cl::Context& ctx,
-                                                const cl::Program& program, bool malleable) {
+// A device of a context with its own queue; kernels are built on it at their first use (use_kernel).
+std::unique_ptr<Side> Executor::Impl::make_side(const std::string& id, cl_device_id device, const cl::Context& ctx) {
   auto s = std::make_unique<Side>();
   s->id = id;
   s->device = device;
   s->ctx = ctx;
-  s->program = program;
   s->queue = cl::create_queue(ctx, device, true);
-  s->kernel = cl::create_kernel(program, spec.kernel_name);
-  s->malleable = malleable;
-  cl_uint nargs = 0;
-  cl::check(clGetKernelInfo(s->kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
-  const size_t want = spec.args.size() + (malleable ? 2 : 0);
-  if (nargs != want)
-    throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") +
-                    " has " + std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
   return s;
 }
 
-cl::Program Executor::Impl::build(const cl::Context& ctx, const std::vector<cl_device_id>& devices, bool malleable) {
-  const std::string& body = malleable ? opt.malleable_source : source;
-  const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
-  return cl::build_program(ctx, devices, range_form_prelude() + body,
-                           spec.build_options + range_form_options(spec.global, split_dim),
-                           malleable ? file + " (malleable form)" : file);
+// Makes the side run the plain or the malleable form for the current launch shape, building it on this device
+// alone at its first use (a binary from the program cache where there is one) and keeping it for later launches.
+void Executor::Impl::use_kernel(Side& s, bool malleable) {
+  const std::string options = spec.build_options + range_form_options(spec.global, split_dim);
+  const std::string key = (malleable ? "malleable" : "plain") + options;
+  auto it = s.built.find(key);
+  if (it == s.built.end()) {
+    const std::string& body = malleable ? opt.malleable_source : source;
+    const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
+    const CachedProgram p = build_program_cached(s.ctx, {s.device}, range_form_prelude() + body, options,
+                                                 malleable ? file + " (malleable form)" : file);
+    ++(p.from_cache ? tally.from_cache : tally.built);
+    tally.ms += p.ms;
+    Side::Built b{p.program, cl::create_kernel(p.program, spec.kernel_name)};
+    cl_uint nargs = 0;
+    cl::check(clGetKernelInfo(b.kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
+    const size_t want = spec.args.size() + (malleable ? 2 : 0);
+    if (nargs != want)
+      throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") +
+                      " has " + std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
+    it = s.built.emplace(key, std::move(b)).first;
+  }
+  s.kernel = it->second.kernel;
+  s.malleable = malleable;
 }
 
 // CPU core counts as devices: a sub-device per count below the whole device (whose own handle is empty).
@@ -69,13 +78,12 @@ cl::Context Executor::Impl::cpu_context(const std::vector<int>& counts, CpuDevic
     return cl::create_context(with_extra());
   }
 }
-std::vector<int> Executor::Impl::level_counts(int extra_count) const {
+// The core counts of ExecutorOptions::cpu_levels, sorted and unique.
+std::vector<int> Executor::Impl::level_counts() const {
   const int total = int(sel.cpu->compute_units);
   std::vector<int> counts;
-  if (extra_count > 0) counts.push_back(extra_count);
   for (double l : opt.cpu_levels)
     if (l > 0) counts.push_back(std::clamp(int(std::lround(l * total)), 1, total));
-  for (const auto& [c, side] : cpu_sides) counts.push_back(c);
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;
@@ -84,33 +92,31 @@ std::string Executor::Impl::cpu_side_id(int c) const {
   return c < int(sel.cpu->compute_units) ? sel.cpu->id + "/" + std::to_string(c) : sel.cpu->id;
 }
 
-// Every CPU core count of the grid (and the one asked for) as sub-devices of ONE context, built once: one
-// compilation per workload instead of one per core count.
+// The CPU at `cores` cores: a sub-device of exactly that many (the whole device at all of them) in a context of
+// its own, made at its first use. In svm mode the shared context's sides, made for the core counts of cpu_levels.
 Side& Executor::Impl::cpu_side(int cores) {
-  if (opt.memory == MemoryMode::svm) return shared_cpu_side(cores);
+  if (opt.memory == MemoryMode::svm) shared();
   auto it = cpu_sides.find(cores);
   if (it != cpu_sides.end()) return *it->second;
-  const std::vector<int> counts = level_counts(cores);
-  CpuDevices d = cpu_devices(counts);
-  cl::Context ctx = cpu_context(counts, d, {});
-  cl::Program program = build(ctx, d.devices, false);
-  std::map<int, std::unique_ptr<Side>> sides;
-  for (size_t i = 0; i < counts.size(); ++i) {
-    auto s = make_side(cpu_side_id(counts[i]), d.devices[i], ctx, program, false);
-    s->sub = d.subs[i];
-    sides[counts[i]] = std::move(s);
+  if (opt.memory == MemoryMode::svm) {
+    std::string have;
+    for (const auto& [c, side] : cpu_sides) have += (have.empty() ? "" : ", ") + std::to_string(c);
+    throw std::invalid_argument(
+        "memory mode svm: the CPU's sub-devices share one context with the GPU, made for the "
+        "core counts of ExecutorOptions::cpu_levels (" +
+        have + "); " + std::to_string(cores) + " cores is not among them");
   }
-  cpu_sides = std::move(sides);  // buffers are per launch, so replacing earlier sides loses nothing
-  return *cpu_sides.at(cores);
+  cl::DeviceHandle sub;
+  if (cores < int(sel.cpu->compute_units)) sub = cl::create_sub_device(*sel.cpu, cl_uint(cores));
+  cl_device_id device = sub ? sub.get() : sel.cpu->device;
+  auto s = make_side(cpu_side_id(cores), device, cl::create_context({device}));
+  s->sub = std::move(sub);
+  return *(cpu_sides[cores] = std::move(s));
 }
-Side& Executor::Impl::gpu_side(bool malleable) {
+Side& Executor::Impl::gpu_side() {
   if (opt.memory == MemoryMode::svm) shared();
-  auto& s = malleable ? gpu_malleable : gpu_plain;
-  if (!s) {
-    cl::Context ctx = shared_ctx ? shared_ctx : cl::create_context({sel.gpu->device});
-    s = make_side(sel.gpu->id, sel.gpu->device, ctx, build(ctx, {sel.gpu->device}, malleable), malleable);
-  }
-  return *s;
+  if (!gpu) gpu = make_side(sel.gpu->id, sel.gpu->device, cl::create_context({sel.gpu->device}));
+  return *gpu;
 }
 
 // Buffers are `mems`, or in svm mode (`mems` empty) the arguments' own SVM pointers.
@@ -134,10 +140,12 @@ void Executor::Impl::set_args(Side& s, std::vector<ArgData>& args, const std::ve
   }
 }
 
-// Resolves the configuration into devices (built lazily, outside the timed region).
+// Resolves the configuration into sides and their kernels (built at their first use, outside the timed region; the
+// result counts what was built).
 void Executor::Impl::resolve_devices(Launch& l) {
   const Config& cfg = l.res.config;
   LaunchResult& res = l.res;
+  tally = {};
   const bool use_cpu = cfg.cpu > 0, use_gpu = cfg.gpu > 0;
   if (use_cpu && !sel.cpu) throw std::invalid_argument("configuration " + to_string(cfg) + " needs a CPU device");
   if (use_gpu && !sel.gpu)
@@ -150,6 +158,7 @@ void Executor::Impl::resolve_devices(Launch& l) {
     const int total = int(sel.cpu->compute_units);
     res.cpu_cores = std::clamp(int(std::lround(cfg.cpu * total)), 1, total);
     l.cpu = &cpu_side(res.cpu_cores);
+    use_kernel(*l.cpu, false);
     res.cpu.device = l.cpu->id;
     res.cpu.units = res.cpu_cores;
   }
@@ -162,12 +171,16 @@ void Executor::Impl::resolve_devices(Launch& l) {
       res.gpu_alloc = 8;
     }
     const bool use_malleable = res.gpu_alloc < 8 || (opt.malleable_at_full && !opt.malleable_source.empty());
-    l.gpu = &gpu_side(use_malleable);
+    l.gpu = &gpu_side();
+    use_kernel(*l.gpu, use_malleable);
     res.gpu_throttled = use_malleable;
     res.gpu.device = l.gpu->id;
     res.gpu.units = res.gpu_alloc;
   }
   if (!local_note.empty()) res.note += (res.note.empty() ? "" : "; ") + local_note;
+  res.programs_built = tally.built;
+  res.programs_from_cache = tally.from_cache;
+  res.build_ms = tally.ms;
 }
 
 }  // namespace dop

@@ -41,23 +41,37 @@ inline double ms_since(Clock::time_point t0) {
 // True when nothing in the source can observe how the NDRange is cut into work-groups (range_form.cpp).
 bool workgroup_independent(const std::string& src);
 
-// One device as the executor drives it: a (sub-)device with its context, queue and built kernel (devices.cpp; its
-// pinned staging memory: staging.cpp).
+// One device as the executor drives it: a (sub-)device with its context and queue, its kernels built at their first
+// use, and in copy modes its buffers (devices.cpp; its pinned staging memory: staging.cpp).
 struct Side {
   std::string id;
   cl::DeviceHandle sub;  // owns a sub-device; empty for a root device
   cl_device_id device = nullptr;
   cl::Context ctx;
   cl::Queue queue;
-  cl::Program program;
-  cl::Kernel kernel;
+  // Kernels built for this device by form and range-form options ("plain"/"malleable" and the options): one per
+  // form, unless a 3D kernel ran at several sizes (its full size is a build constant). Kept for later launches.
+  struct Built {
+    cl::Program program;
+    cl::Kernel kernel;
+  };
+  std::map<std::string, Built> built;
+  cl::Kernel kernel;  // the launch's, one of `built` (resolve_devices)
   bool malleable = false;
-  std::map<size_t, cl::Buffer> gpu_buffers;  // copy mode: device buffers by argument index, reused across launches
+  // Copy mode: device buffers by argument index, reused across launches and rebinds (made anew when a launch needs
+  // more bytes or other flags).
+  struct DeviceBuffer {
+    cl::Buffer buf;
+    size_t bytes = 0;
+    cl_mem_flags flags = 0;
+  };
+  std::map<size_t, DeviceBuffer> gpu_buffers;
   // Copy mode: page-locked host memory of this context (CL_MEM_ALLOC_HOST_PTR, mapped once), by argument index:
   // inputs are staged into `pinned_in` and DMA'd from there; the GPU's outputs are read into `pinned_out`.
   struct Pinned {
     cl::Buffer buf;
     void* ptr = nullptr;
+    size_t bytes = 0;
   };
   std::map<size_t, Pinned> pinned_in, pinned_out;
   bool pinned_failed = false;  // the implementation refused pinned memory: copy from pageable memory instead
@@ -67,7 +81,7 @@ struct Side {
   Side& operator=(const Side&) = delete;
   ~Side() { release_pinned(); }
   void release_pinned();
-  // Pinned host memory of `bytes` for argument i, or nullptr where the implementation has none to give.
+  // Pinned host memory of at least `bytes` for argument i, or nullptr where the implementation has none to give.
   unsigned char* pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes);
 };
 
@@ -257,12 +271,17 @@ struct Executor::Impl {
   cl::Selection sel;
   ExecutorOptions opt;
   std::mutex launch_mutex;
-  std::map<int, std::unique_ptr<Side>> cpu_sides;  // by core count
-  std::unique_ptr<Side> gpu_plain, gpu_malleable;
+  std::map<int, std::unique_ptr<Side>> cpu_sides;  // by core count, made at first use
+  std::unique_ptr<Side> gpu;                       // made at first use; runs the plain and the malleable form
   // MemoryMode::svm: one context for every side (the CPU's sub-devices at the core counts of the grid, and the
   // GPU), made at the first launch or make_args, and the fine-grain SVM of that context.
   cl::Context shared_ctx;
   std::shared_ptr<engine::SvmMemory> svm;
+  // Programs the launch in progress built (resolve_devices counts them into LaunchResult).
+  struct BuildTally {
+    int built = 0, from_cache = 0;
+    double ms = 0;
+  } tally;
 
   std::vector<size_t> local;  // the spec's local size, or one chosen when the spec leaves it open
   size_t split_dim = 0;       // units are slabs of work-groups along this (slowest) dimension
@@ -282,27 +301,25 @@ struct Executor::Impl {
   // range_form.cpp: units, work-group sizes and the CPU's finer work-groups for the spec.
   void geometry();
 
-  // devices.cpp: sides (contexts, programs, CPU sub-devices, the GPU), kernel arguments, and the configuration
-  // resolved into sides.
-  std::unique_ptr<Side> make_side(const std::string& id, cl_device_id device, const cl::Context& ctx,
-                                  const cl::Program& program, bool malleable);
-  cl::Program build(const cl::Context& ctx, const std::vector<cl_device_id>& devices, bool malleable);
+  // devices.cpp: sides (contexts, queues, CPU sub-devices, the GPU), their kernels built at first use, kernel
+  // arguments, and the configuration resolved into sides.
+  std::unique_ptr<Side> make_side(const std::string& id, cl_device_id device, const cl::Context& ctx);
+  void use_kernel(Side& s, bool malleable);
   struct CpuDevices {
     std::vector<cl::DeviceHandle> subs;
     std::vector<cl_device_id> devices;
   };
   CpuDevices cpu_devices(const std::vector<int>& counts) const;
   cl::Context cpu_context(const std::vector<int>& counts, CpuDevices& d, const std::vector<cl_device_id>& extra);
-  std::vector<int> level_counts(int extra_count) const;
+  std::vector<int> level_counts() const;
   std::string cpu_side_id(int c) const;
   Side& cpu_side(int cores);
-  Side& gpu_side(bool malleable);
+  Side& gpu_side();
   void set_args(Side& s, std::vector<ArgData>& args, const std::vector<cl_mem>& mems, int mod, int alloc);
   void resolve_devices(Launch& l);
 
   // memory.cpp: MemoryMode::svm's shared context and memory, and the launch's memory plan.
   engine::SvmMemory& shared();
-  Side& shared_cpu_side(int cores);
   std::shared_ptr<ArgMemory> arg_memory();
   void plan_memory(Launch& l);
 

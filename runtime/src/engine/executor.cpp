@@ -20,25 +20,18 @@ Executor::Impl::Impl(const Spec& s, const std::string& src, const cl::Selection&
   geometry();
 }
 
-// Another launch of the same kernel: contexts, sub-devices, programs and queues are kept when the build does not
-// depend on what changed (range_form_options); buffers sized for the old launch are dropped.
+// Another launch of the same kernel, at any shape: sides, sub-devices, queues and built kernels are kept (a kernel
+// is built anew only for build options not seen before: a 3D kernel's full size is a build constant), so are the
+// GPU's buffers and pinned memory while they are large enough, and warm-start records (keyed by launch shape).
 void Executor::Impl::rebind(const Spec& s) {
-  const auto old_split = spec.global.size() - 1;
-  const bool same_build =
-      s.kernel_name == spec.kernel_name && s.build_options == spec.build_options &&
-      s.global.size() == spec.global.size() &&
-      range_form_options(s.global, s.global.size() - 1) == range_form_options(spec.global, old_split);
-  if (!same_build)
+  bool same_kernel =
+      s.kernel_name == spec.kernel_name && s.build_options == spec.build_options && s.args.size() == spec.args.size();
+  for (size_t i = 0; same_kernel && i < s.args.size(); ++i) same_kernel = s.args[i].kind == spec.args[i].kind;
+  if (!same_kernel)
     throw std::invalid_argument("rebind of '" + spec.name + "' to '" + s.name +
-                                "': another kernel, build options or work dimension; make a new executor");
-  for (auto* g : {&gpu_plain, &gpu_malleable})
-    if (*g) {
-      (*g)->release_pinned();
-      (*g)->gpu_buffers.clear();
-    }
+                                "': another kernel, build options or argument kinds; make a new executor");
   spec = s;
   local_note.clear();
-  warm.clear();
   geometry();
 }
 

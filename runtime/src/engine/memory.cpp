@@ -62,9 +62,10 @@ void SvmMemory::deallocate(void* p, std::size_t) noexcept { clSVMFree(ctx_.get()
 
 }  // namespace engine
 
-// MemoryMode::svm: the CPU's sub-devices at the grid's core counts and the GPU in one context, their plain
-// program built once for all of them, and that context's fine-grain SVM (with cross-device atomics where every
-// device has them). Made once: an SVM allocation lives in one context, so its devices cannot change later.
+// MemoryMode::svm: the CPU's sub-devices at the grid's core counts and the GPU in one context, a side for each
+// (their kernels are built at first use, as in the other modes), and that context's fine-grain SVM (with
+// cross-device atomics where every device has them). Made once: an SVM allocation lives in one context, so its
+// devices cannot change later.
 engine::SvmMemory& Executor::Impl::shared() {
   if (svm) return *svm;
   std::vector<int> counts;
@@ -72,38 +73,25 @@ engine::SvmMemory& Executor::Impl::shared() {
   const std::vector<cl_device_id> gpu_dev =
       sel.gpu ? std::vector<cl_device_id>{sel.gpu->device} : std::vector<cl_device_id>{};
   if (sel.cpu) {
-    counts = level_counts(0);
+    counts = level_counts();
     d = cpu_devices(counts);
     shared_ctx = cpu_context(counts, d, gpu_dev);
   } else {
     shared_ctx = cl::create_context(gpu_dev);
   }
-  std::vector<cl_device_id> all = d.devices;
-  all.insert(all.end(), gpu_dev.begin(), gpu_dev.end());
-  cl::Program program = build(shared_ctx, all, false);
+  cpu_sides.clear();
   for (size_t i = 0; i < counts.size(); ++i) {
-    auto s = make_side(cpu_side_id(counts[i]), d.devices[i], shared_ctx, program, false);
+    auto s = make_side(cpu_side_id(counts[i]), d.devices[i], shared_ctx);
     s->sub = d.subs[i];
     cpu_sides[counts[i]] = std::move(s);
   }
-  if (sel.gpu) gpu_plain = make_side(sel.gpu->id, sel.gpu->device, shared_ctx, program, false);
+  if (sel.gpu) gpu = make_side(sel.gpu->id, sel.gpu->device, shared_ctx);
   bool atomics = true;
   for (const auto* dev : {&sel.cpu, &sel.gpu})
     if (*dev && !((*dev)->svm & CL_DEVICE_SVM_ATOMICS)) atomics = false;
   svm = std::make_shared<engine::SvmMemory>(
       shared_ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER | (atomics ? CL_MEM_SVM_ATOMICS : 0));
   return *svm;
-}
-Side& Executor::Impl::shared_cpu_side(int cores) {
-  shared();
-  auto it = cpu_sides.find(cores);
-  if (it != cpu_sides.end()) return *it->second;
-  std::string have;
-  for (const auto& [c, side] : cpu_sides) have += (have.empty() ? "" : ", ") + std::to_string(c);
-  throw std::invalid_argument(
-      "memory mode svm: the CPU's sub-devices share one context with the GPU, made for the "
-      "core counts of ExecutorOptions::cpu_levels (" +
-      have + "); " + std::to_string(cores) + " cores is not among them");
 }
 
 // Arguments whose buffers live where this executor runs them in place (its SVM in svm mode).

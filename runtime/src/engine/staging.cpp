@@ -25,6 +25,11 @@ void Side::release_pinned() {
 unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes) {
   if (pinned_failed) return nullptr;
   Pinned& p = m[i];
+  if (p.ptr && p.bytes < bytes) {  // made for a smaller launch (before a rebind)
+    clEnqueueUnmapMemObject(queue.get(), p.buf.get(), p.ptr, 0, nullptr, nullptr);
+    clFinish(queue.get());
+    p = Pinned{};
+  }
   if (!p.ptr) {
     try {
       p.buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
@@ -32,6 +37,7 @@ unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes)
       p.ptr = clEnqueueMapBuffer(queue.get(), p.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
                                  nullptr, &err);
       if (err != CL_SUCCESS) p.ptr = nullptr;
+      p.bytes = bytes;
     } catch (const cl::Error&) {
       p.ptr = nullptr;
     }
@@ -61,16 +67,18 @@ std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned thre
 using engine::ms_since;
 using engine::Piece;
 
-// The GPU's own buffers in copy modes, made before the timed region (and reused across launches): poisoned for
-// tests, and in resident mode holding every input already.
+// The GPU's own buffers in copy modes, made before the timed region (and reused across launches and rebinds while
+// they are large enough): poisoned for tests, and in resident mode holding every input already.
 void Executor::Impl::prepare_gpu_buffers(Launch& l) {
   if (!l.gpu || l.in_place) return;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     if (a.kind != ArgKind::buffer) continue;
-    auto& b = l.gpu->gpu_buffers[i];
-    if (!b)
-      b = cl::create_buffer(l.gpu->ctx, a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE, a.bytes());
+    auto& d = l.gpu->gpu_buffers[i];
+    const cl_mem_flags flags = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
+    if (!d.buf || d.bytes < a.bytes() || d.flags != flags)
+      d = {cl::create_buffer(l.gpu->ctx, flags, a.bytes()), a.bytes(), flags};
+    const cl::Buffer& b = d.buf;
     if (opt.poison_gpu_buffers) {
       const cl_uchar garbage = 0xA5;
       cl::check(clEnqueueFillBuffer(l.gpu->queue.get(), b.get(), &garbage, 1, 0, a.bytes(), 0, nullptr, nullptr),
@@ -113,7 +121,7 @@ void Executor::Impl::bind_buffers(Launch& l) {
       l.gpu_host_bufs[i] = cl::create_buffer(gpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), l.args[i].data());
       l.gpu_mems[i] = l.gpu_host_bufs[i].get();
     } else if (gpu) {
-      l.gpu_mems[i] = gpu->gpu_buffers.at(i).get();
+      l.gpu_mems[i] = gpu->gpu_buffers.at(i).buf.get();
       if (!l.resident && !l.sliced[i]) l.inputs.push_back({i, 0, a.bytes()});
       if (a.access != Access::read && both_sides) {
         if (unsigned char* p = l.resident ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
