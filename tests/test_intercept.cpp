@@ -215,6 +215,28 @@ TEST_CASE("intercept: dop launches are asynchronous after the first, and DOP_ASY
   CHECK(wait * 4 < enqueue);  // the call returned when the kernel had run
 }
 
+// A second process of the same application builds nothing: dop's programs come from the cache on disk.
+TEST_CASE("intercept: a second run of an application gets dop's programs from the cache", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_cache";
+  run_command("rm -rf '" + dir + "'");
+  const std::string cmd = "DOP_CACHE_DIR='" + dir + "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" +
+                          app() + "' vecadd 65536 2";
+  for (int run = 0; run < 2; ++run) {
+    auto r = run_command(cmd);
+    INFO("run " << run << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("vecadd: OK") != std::string::npos);
+    const auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == 2);
+    // The CPU sub-device's program and the GPU's (here both PoCL pthread devices: the second may find the first's
+    // binary in the cache already).
+    CHECK(number(lines[0], "built") + number(lines[0], "cached") == 2);
+    if (run == 0) CHECK(number(lines[0], "built") >= 1);
+    if (run == 1) CHECK(number(lines[0], "built") == 0);
+    CHECK(field(lines[1], "built").empty());  // the second launch builds nothing
+  }
+}
+
 TEST_CASE("intercept: a __local argument falls back to the real launch and stays right", "[intercept]") {
   auto r = run_app("0.5,0.5", "local");
   INFO(r.out);

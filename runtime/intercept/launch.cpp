@@ -496,6 +496,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
               " gpu_wg=" + std::to_string(r.gpu.work_groups);
     else
       line += " gpu=none gpu_wg=0";
+    if (r.programs_built + r.programs_from_cache > 0)
+      line += " built=" + std::to_string(r.programs_built) + " cached=" + std::to_string(r.programs_from_cache) +
+              " build_ms=" + fmt_ms(r.build_ms);
     line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
             " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
             " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
