@@ -2,7 +2,7 @@
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, trial. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, trial, apps, enqueue. Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
@@ -80,6 +80,20 @@ for exp in "$@"; do
       timeout "${TRIAL_REAL_TIMEOUT:-300}" $dop sweep --set real --size "${TRIAL_REAL_SIZE:-paper}" \
         --repeat "${TRIAL_REPEAT:-3}" --warmup "${TRIAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
         --out "$OUT/trial.csv" 2>&1 | tail -4
+      ;;
+    apps)  # benchmarks/apps/ natively on the GPU and the CPU and under dop exec (auto with the platform's model and
+      # the apps' bundles, and fixed configurations): medians of kernel_ms and ratios to the best native device
+      bundles=()
+      [ -d .device/app-bundles ] && bundles=(--dop-arg --bundles --dop-arg .device/app-bundles)
+      export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
+      timeout "${APPS_TIMEOUT:-540}" bash benchmarks/apps/run_apps.sh --size "${APPS_SIZE:-medium}" \
+        --warmup "${APPS_WARMUP:-1}" --repeat "${APPS_REPEAT:-3}" --configs "${APPS_CONFIGS:-1,0 0,1 1,1}" \
+        --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --dop "$dop" --bin build-runtime/bin/apps \
+        ${APPS:+--apps "$APPS"} "${bundles[@]}" --json "$OUT/apps.json" 2>"$OUT/apps.log" | tee "$OUT/apps.txt"
+      ;;
+    enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
+      [ -x build-runtime/bin/bench_enqueue ] && bash benchmarks/intercept_overhead.sh build-runtime 0,1 5 |
+        tee "$OUT/enqueue.txt"
       ;;
     *)
       echo "unknown experiment $exp" >&2
