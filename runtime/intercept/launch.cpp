@@ -50,10 +50,12 @@ struct DopState {
   struct Measured {
     double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
     int native_n = 0, dop_n = 0, launches = 0;
+    int interval = 8, next_check = 16;  // when the slower way is timed again
   };
   std::map<std::string, Measured> measured;
   bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
   bool native_first = true;  // DOP_AUTO_FIRST=model: a launch class starts with the model's choice
+  double explore_ms = 50;    // DOP_AUTO_EXPLORE_MS: a class's native time before the model's choice is tried
   bool async = true;         // DOP_ASYNC=0: every dop launch returns when it has run
   // dop's launches run on one worker thread, in submission order; dop's own queue per application context and
   // device serves their fetches (the application's queue waits behind a barrier while an asynchronous launch runs).
@@ -102,6 +104,12 @@ void initialise(DopState& s) {
     if (first && *first && std::strcmp(first, "native") != 0 && std::strcmp(first, "model") != 0)
       throw std::runtime_error(std::string("DOP_AUTO_FIRST=") + first + ": expected native or model");
     s.native_first = !(first && std::strcmp(first, "model") == 0);
+    if (const char* e = std::getenv("DOP_AUTO_EXPLORE_MS"); e && *e) {
+      char* end = nullptr;
+      s.explore_ms = std::strtod(e, &end);
+      if (*end || !(s.explore_ms >= 0))
+        throw std::runtime_error(std::string("DOP_AUTO_EXPLORE_MS=") + e + ": expected milliseconds >= 0");
+    }
     const char* async = std::getenv("DOP_ASYNC");
     s.async = !(async && std::strcmp(async, "0") == 0);
   } catch (const std::exception& e) {
@@ -511,10 +519,12 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
 
 // The model chose something other than the application's own device: the choice is checked by measurement, per
 // launch class (kernel, argument signature, and the launch's work-items to the nearest power of two, so that an
-// NDRange that shrinks step by step still meets its class again). Its first launch runs the application's device
-// in whole (DOP_AUTO_FIRST=model: the model's choice), the next the other way, both timed (the native one by
-// finishing the queue before and after it); later launches run the faster way last measured, and every 16th launch
-// times the other way again. A single launch thus never runs slower than the application does without dop.
+// NDRange that shrinks step by step still meets its class again). A class starts on the application's device in
+// whole, timed (by finishing the queue before and after it). Trying the model's choice costs a launch or more of
+// fetching, building and flushing, so it is tried (timed) only once the class's launches have taken explore_ms on
+// the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
+// way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
+// and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
 void check_against_native(DopState& s, Decision& d, const Config& native_config, const size_t* global,
                           cl_uint work_dim) {
   size_t items = 1;
@@ -526,16 +536,24 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config,
   DopState::Measured& m = s.measured[d.class_key];
   const int launch = m.launches++;
   bool native;
-  if (m.native_n == 0 && m.dop_n == 0)
+  if (m.native_n == 0 && m.dop_n == 0) {
     native = s.native_first;
-  else if (m.native_n == 0 || m.dop_n == 0)
-    native = m.native_n == 0;
-  else
-    native = (m.native_ms <= m.dop_ms) != (launch % 16 == 0);  // the faster, or the other to time it again
+    d.timed = true;
+  } else if (m.native_n == 0) {
+    native = d.timed = true;
+  } else if (m.dop_n == 0) {
+    native = double(launch) * m.native_ms < s.explore_ms;
+    d.timed = !native;
+  } else {
+    const bool native_wins = m.native_ms <= m.dop_ms;
+    const double ratio = native_wins ? m.dop_ms / std::max(m.native_ms, 1e-6) : m.native_ms / std::max(m.dop_ms, 1e-6);
+    d.timed = launch >= m.next_check && ratio < 1.5;  // the slower way, timed again
+    if (d.timed) m.next_check = launch + (m.interval *= 2);
+    native = native_wins != d.timed;
+  }
   d.native = native;
   if (native) d.config = native_config;
   d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
-  d.timed = (native ? m.native_n == 0 : m.dop_n == 0) || launch % 16 == 0;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
