@@ -155,7 +155,7 @@ TEST_CASE("kernel forms: a bundle of the kernel whose source or build options di
   // The bundle's source, other build options.
   k.source = stale.source;
   k.build_options = "-DN=4";
-  CHECK_THAT(forms.resolve(k).malleable_note, Catch::Contains("build options '', the spec uses '-DN=4'"));
+  CHECK_THAT(forms.resolve(k).malleable_note, Catch::Contains("build options '', the kernel is built with '-DN=4'"));
   // And with its options it matches.
   k.build_options.clear();
   CHECK(forms.resolve(k).origin == dir + "/atax1.json");

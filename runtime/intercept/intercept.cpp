@@ -35,6 +35,7 @@
 #include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
 #include "dop/spec.hpp"
+#include "forms.hpp"  // kernel forms (DOP_BUNDLES, the forms cache, DOP_BUNDLER) and DOP_RECORD
 
 #define DOP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -238,10 +239,7 @@ void initialise(DopState& s) {
     const char* cfg = std::getenv("DOP_CONFIG");
     // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
     // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
-    dop::KernelFormsOptions fo;
-    const char* dir = std::getenv("DOP_BUNDLES");
-    if (dir && *dir) fo.bundle_dirs = {dir};
-    s.forms = std::make_unique<dop::KernelFormsResolver>(fo);
+    s.forms = dop_intercept::make_forms_resolver(log_line);
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
@@ -423,7 +421,8 @@ cl_int run_with_dop(cl_command_queue queue, cl_uint work_dim, const size_t* glob
     if (!e) {
       dop::ExecutorOptions opt;
       opt.memory = s.memory;
-      const dop::KernelForms forms = s.forms->resolve({*plan.source, plan.kernel_name, plan.options, {}});
+      const dop::KernelForms forms =
+          dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
       // The kernel's argument names: its footprint and the model's size expressions use them.
       if (forms.arg_names.size() == spec.args.size())
         for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
@@ -625,6 +624,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
   if (!real_clBuildProgram) return CL_INVALID_OPERATION;
   const cl_int r = real_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
   if (t_inside) return r;
+  std::shared_ptr<const std::string> source;  // for DOP_RECORD
   try {
     auto& t = tables();
     std::lock_guard<std::mutex> l(t.m);
@@ -632,9 +632,11 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
     if (it != t.programs.end()) {
       it->second.options = options ? options : "";
       it->second.built = r == CL_SUCCESS;
+      if (r == CL_SUCCESS) source = it->second.source;
     }
   } catch (...) {
   }
+  if (source) dop_intercept::record_build(program, *source, options ? options : "", log_line);
   return r;
 }
 
