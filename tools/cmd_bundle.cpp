@@ -29,11 +29,12 @@ struct BundleFlags {
   std::string build_options;
   std::string out;
   std::string from_record;
+  bool strict = false;
 };
 
 // The bundle of `kernel` ("": the source's only kernel) of `source`, read from `file`; prints a one-line summary.
 Bundle make_bundle(const std::string& file, const std::string& source, std::string kernel,
-                   const std::string& build_options) {
+                   const std::string& build_options, bool strict) {
   features::Options fo;
   fo.build_options = build_options;
   auto analysis = features::analyze(source, file, fo);
@@ -54,6 +55,14 @@ Bundle make_bundle(const std::string& file, const std::string& source, std::stri
                              (names.empty() ? std::string() : " (kernels: " + names + ")"));
   }
 
+  if (strict && !feats->complete) {
+    std::string errors;
+    for (const auto& d : analysis.diagnostics)
+      if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
+        errors += (errors.empty() ? "" : "; ") + d.str();
+    throw std::runtime_error("the analysis of kernel '" + kernel + "' is incomplete (--strict): " +
+                             (errors.empty() ? "see dop features " + file : errors));
+  }
   const auto m = transform::make_malleable(source, file, kernel, build_options);
   Bundle b;
   b.file = file;
@@ -88,7 +97,7 @@ int bundle_records(const std::string& dir, const std::string& out) {
     const std::string stem = std::filesystem::path(r.record_path).stem().string();
     for (const auto& k : r.kernels) {
       try {
-        save_and_say(make_bundle(r.source_path, r.source, k, r.build_options),
+        save_and_say(make_bundle(r.source_path, r.source, k, r.build_options, false),
                      (std::filesystem::path(out) / (k + "." + stem + ".json")).string());
         ++made;
       } catch (const std::exception& e) {
@@ -111,7 +120,7 @@ void run_bundle(const BundleFlags& f) {
   if (f.file.empty()) throw std::invalid_argument("give a kernel FILE, or --from-record DIR");
   const auto source = read_whole_file(f.file);
   if (!source) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
-  save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options), f.out);
+  save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options, f.strict), f.out);
 }
 
 }  // namespace
@@ -130,6 +139,9 @@ void add_bundle(CLI::App& app) {
                               "Bundle every kernel recorded in this folder (dop exec --record DIR); --out is then the "
                               "bundle folder, for DOP_BUNDLES / dop exec --bundles");
   rec->excludes(cmd->get_option("FILE"))->excludes(cmd->get_option("--kernel"))->excludes(cmd->get_option("--options"));
+  cmd->add_flag("--strict", flags->strict,
+                "Fail (exit 1) when the analysis is incomplete, e.g. the front end cannot parse the source, instead "
+                "of bundling partial features (what the interposer's forms cache asks for)");
   cmd->add_option("-o,--out", flags->out, "Bundle file to write (JSON), or the folder with --from-record")->required();
   cmd->callback([flags] { run_bundle(*flags); });
 }

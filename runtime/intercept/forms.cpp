@@ -71,7 +71,7 @@ dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop:
     static std::set<std::string>* logged = new std::set<std::string>;  // never destroyed (see intercept.cpp)
     const std::string key = dop::sha256_fields({k.kernel, k.build_options, k.source});
     std::lock_guard<std::mutex> l(m);
-    if (logged->insert(key).second) log("kernel=" + k.kernel + " forms: none: " + f.malleable_note);
+    if (logged->insert(key).second) log("forms of " + k.kernel + ": none: " + f.malleable_note);
   }
   return f;
 }

@@ -147,7 +147,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
     size_t end = s.find('\n', start);
     if (end == std::string::npos) end = s.size();
     std::string l = s.substr(start, end - start);
-    if (!l.empty() && l.back() == '\r') l.back() = '~';  // a CRLF line ending shows
+    if (!l.empty() && l.back() == '\r') l.replace(l.size() - 1, 1, "\\r");  // a CRLF line ending shows
     const size_t from = col > 40 ? col - 40 : 0;
     std::string out = (from > 0 ? "..." : "") + l.substr(from, 60);
     if (from + 60 < l.size()) out += "...";

@@ -61,7 +61,7 @@ std::string forms_cache_key(const KernelSource& k) {
 }
 
 void FormsCache::log(const KernelSource& k, const std::string& what) const {
-  if (o_.log) o_.log("kernel=" + k.kernel + " forms: " + what);
+  if (o_.log) o_.log("forms of " + k.kernel + ": " + what);
 }
 
 std::optional<std::pair<std::string, Bundle>> FormsCache::bundle(const KernelSource& k, std::string& why) const {
@@ -143,7 +143,7 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::make(const KernelSourc
     log(k, why);
     return std::nullopt;
   }
-  std::vector<std::string> argv = {o_.bundler, "bundle", src, "--kernel", k.kernel, "--out", part};
+  std::vector<std::string> argv = {o_.bundler, "bundle", "--strict", src, "--kernel", k.kernel, "--out", part};
   if (!k.build_options.empty()) argv.push_back("--options=" + k.build_options);
   const auto t0 = std::chrono::steady_clock::now();
   const ProcessResult r = run_process(argv, o_.timeout_s);
