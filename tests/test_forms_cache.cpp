@@ -3,6 +3,7 @@
 // cases that run the real bundler (`dop bundle`, analysis tier) are built where it is.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -142,6 +143,17 @@ TEST_CASE("forms cache: a child process's output, exit status and time limit", "
   const auto none = run_process({"/nonexistent/program"}, 1);
   CHECK(!none.started);
   CHECK_THAT(none.status(), Catch::Contains("cannot start"));
+  // An application that ignores SIGCHLD: the child is reaped by the kernel, its output still arrives, and the
+  // status is unknown rather than a failure (the forms cache then judges by the bundle written).
+  signal(SIGCHLD, SIG_IGN);
+  const auto ignored = run_process({"/bin/sh", "-c", "echo hi; exit 4"}, 10);
+  signal(SIGCHLD, SIG_DFL);
+  CHECK(ignored.started);
+  CHECK(!ignored.timed_out);
+  CHECK(ignored.output == "hi\n");
+  CHECK(ignored.exit_code == -1);
+  CHECK(ignored.signal == 0);
+  CHECK_THAT(ignored.status(), Catch::Contains("status unknown"));
   // The child does not inherit LD_PRELOAD (a preloaded interposer stays in the application).
   setenv("LD_PRELOAD", "", 1);
   const auto env = run_process({"/bin/sh", "-c", "echo ${LD_PRELOAD-unset}"}, 10);

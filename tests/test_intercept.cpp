@@ -221,7 +221,8 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
                           "/vecadd.cl' --kernel vecadd --options " + "-DSCALE=3 --out '" + dir + "/b/vecadd.json'");
   INFO(made.out);
   REQUIRE(made.rc == 0);
-  const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_MEMORY=copy ";
+  // Its own forms cache: kernels other tests had bundled on the fly are not found there.
+  const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_CACHE_DIR='" + dir + "/cache' DOP_MEMORY=copy ";
   auto r =
       run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.25 DOP_LOG=1 '" + app() + "' vecadd 65536 1");
   INFO(r.out);

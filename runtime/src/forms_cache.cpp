@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -79,9 +80,9 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::bundle(const KernelSou
   if (negative_entry(k, base + ".failed", why)) return std::nullopt;
   if (o_.bundler.empty()) {
     why = "no bundle of kernel '" + k.kernel + "' in the forms cache " + o_.dir +
-          ", and no analysis tier here to make one (a runtime-only dop: record the application's programs with `dop "
-          "exec --record DIR`, make the bundles on a machine with the analysis tier with `dop bundle --from-record "
-          "DIR --out BUNDLES`, and run with DOP_BUNDLES=BUNDLES)";
+          ", and no bundler to make one (DOP_BUNDLER: dop exec of an analysis build sets it; on a runtime-only "
+          "machine, record the application's programs with `dop exec --record DIR`, make the bundles where the "
+          "analysis tier is with `dop bundle --from-record DIR --out BUNDLES`, and run with DOP_BUNDLES=BUNDLES)";
     return std::nullopt;
   }
   return make(k, key, why);
@@ -135,7 +136,9 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::make(const KernelSourc
     return std::nullopt;
   }
   // The source stays next to its bundle (the bundle's file name); the same text whoever writes it.
-  const std::string src = base + ".cl", part = base + ".json.part." + std::to_string(getpid());
+  static std::atomic<unsigned> made{0};  // with the pid: a part file of its own per process and call
+  const std::string src = base + ".cl",
+                    part = base + ".json.part." + std::to_string(getpid()) + "." + std::to_string(made++);
   try {
     write_file_atomically(src, k.source);
   } catch (const std::exception& e) {
@@ -157,7 +160,7 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::make(const KernelSourc
   if (r.timed_out)
     failure = "the analysis (" + o_.bundler + " bundle) of kernel '" + k.kernel + "' timed out after " +
               seconds(o_.timeout_s);
-  else if (r.exit_code != 0)
+  else if (r.exit_code > 0 || r.signal != 0)  // an unknown status (SIGCHLD ignored) is judged by the bundle
     failure = "the analysis (" + o_.bundler + " bundle) of kernel '" + k.kernel + "' failed (" + r.status() +
               "): " + tail_lines(r.output, 3);
   if (failure.empty()) {
