@@ -391,6 +391,15 @@ TEST_CASE("intercept: record, bundle from the record, run with the bundles", "[i
   INFO(made.out);
   REQUIRE(made.rc == 0);
   CHECK(made.out.find("2 bundles made from 2 recorded programs") != std::string::npos);
+  // A record without kernel names (an implementation that did not give them): every kernel of its source.
+  run_command("mkdir -p '" + dir + "/nonames' && cd '" + dir + "/rec' && for f in *.json; do grep -q vecadd \"$f\" && " +
+              "cp \"${f%.json}.cl\" '" + dir + "/nonames/' && tr -d '\\n' < \"$f\" | sed 's/\"kernels\": *\\[[^]]*\\]/" +
+              "\"kernels\": []/' > '" + dir + "/nonames/'\"$f\"; done");
+  const auto nonames = run_command("'" + dop + "' bundle --from-record '" + dir + "/nonames' -o '" + dir + "/b2'");
+  INFO(nonames.out);
+  CHECK(nonames.rc == 0);
+  CHECK(nonames.out.find("no kernel names recorded; the source has 1") != std::string::npos);
+  CHECK(nonames.out.find("1 bundle made from 1 recorded program") != std::string::npos);
 
   const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
   const std::string run = "env -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/empty' DOP_BUNDLES='" + dir +

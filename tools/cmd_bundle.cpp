@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "commands.hpp"
 #include "dop/bundle.hpp"
@@ -60,8 +61,8 @@ Bundle make_bundle(const std::string& file, const std::string& source, std::stri
     for (const auto& d : analysis.diagnostics)
       if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
         errors += (errors.empty() ? "" : "; ") + d.str();
-    throw std::runtime_error("the analysis of kernel '" + kernel + "' is incomplete (--strict): " +
-                             (errors.empty() ? "see dop features " + file : errors));
+    throw std::runtime_error("the analysis of kernel '" + kernel +
+                             "' is incomplete (--strict): " + (errors.empty() ? "see dop features " + file : errors));
   }
   const auto m = transform::make_malleable(source, file, kernel, build_options);
   Bundle b;
@@ -93,9 +94,15 @@ int bundle_records(const std::string& dir, const std::string& out) {
   if (!std::filesystem::is_directory(out)) throw std::runtime_error("--out '" + out + "': cannot create the folder");
   int made = 0, failed = 0;
   for (const auto& r : records) {
-    if (r.kernels.empty()) std::printf("%s: no kernels recorded\n", r.record_path.c_str());
+    std::vector<std::string> kernels = r.kernels;
+    if (kernels.empty()) {  // the implementation did not name them (an asynchronous build, OpenCL 1.1): the source's
+      features::Options fo;
+      fo.build_options = r.build_options;
+      for (const auto& k : features::analyze(r.source, r.source_path, fo).kernels) kernels.push_back(k.name);
+      std::printf("%s: no kernel names recorded; the source has %zu\n", r.record_path.c_str(), kernels.size());
+    }
     const std::string stem = std::filesystem::path(r.record_path).stem().string();
-    for (const auto& k : r.kernels) {
+    for (const auto& k : kernels) {
       try {
         save_and_say(make_bundle(r.source_path, r.source, k, r.build_options, false),
                      (std::filesystem::path(out) / (k + "." + stem + ".json")).string());
