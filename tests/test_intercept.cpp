@@ -304,7 +304,8 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
                           "/vecadd.cl' --kernel vecadd --options " + "-DSCALE=3 --out '" + dir + "/b/vecadd.json'");
   INFO(made.out);
   REQUIRE(made.rc == 0);
-  const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_MEMORY=copy ";
+  // Its own forms cache: kernels other tests had bundled on the fly are not found there.
+  const std::string env = "DOP_BUNDLES='" + dir + "/b' DOP_CACHE_DIR='" + dir + "/cache' DOP_MEMORY=copy ";
   auto r =
       run_command(env + "LD_PRELOAD='" + preload() + "' DOP_CONFIG=0.5,0.25 DOP_LOG=1 '" + app() + "' vecadd 65536 1");
   INFO(r.out);
@@ -385,5 +386,157 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
   CHECK(r.rc == 1);
   CHECK(r.out.find("--config auto needs --model") != std::string::npos);
+}
+#endif
+
+// Without bundles: what the log says when a launch has no forms, and a bundle of the kernel's name that differs
+// from what the app builds is named with what differs (both tiers: no bundler here).
+TEST_CASE("intercept: a kernel without forms says how to get bundles, and a near-miss bundle says what differs",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_nearmiss";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/b' '" + dir + "/cache'");
+  const std::string env =
+      "env -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/cache' LD_PRELOAD='" + preload() + "' DOP_CONFIG=1,1 DOP_LOG=1 ";
+  auto r = run_command(env + "'" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("forms of vecadd: none:") && Catch::Contains("dop exec --record"));
+  REQUIRE(log_lines(r.out, "vecadd").size() == 1);  // the launch: at 1,1 it needs no forms
+#if DOP_ANALYSIS
+  // Bundles of vecadd made with other build options, and from a source with line 3 changed.
+  REQUIRE(run_command("'" + app() + "' source vecadd > '" + dir + "/vecadd.cl'").rc == 0);
+  const std::string dop = dop::test::dop_binary();
+  REQUIRE(run_command("'" + dop + "' bundle '" + dir + "/vecadd.cl' --kernel vecadd --options=-DSCALE=4 --out '" + dir +
+                      "/b/options.json'")
+              .rc == 0);
+  r = run_command(env + "DOP_BUNDLES='" + dir + "/b' '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/b/options.json: the bundle was made with build options '-DSCALE=4', the "
+                                          "kernel is built with '-DSCALE=3'"));
+  run_command("rm '" + dir + "/b/options.json' && sed -i 's/a\\[i\\] + b\\[i\\]/b[i] + a[i]/' '" + dir + "/vecadd.cl'");
+  REQUIRE(run_command("'" + dop + "' bundle '" + dir + "/vecadd.cl' --kernel vecadd --options=-DSCALE=3 --out '" + dir +
+                      "/b/source.json'")
+              .rc == 0);
+  r = run_command(env + "DOP_BUNDLES='" + dir + "/b' '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/b/source.json: the bundle was made from another source") &&
+                        Catch::Contains("line 3: '  if (i < n) c[i] = b[i] + a[i];' against "
+                                        "'  if (i < n) c[i] = a[i] + b[i];'"));
+#endif
+}
+
+#if DOP_ANALYSIS
+// The forms made on the fly (DOP_BUNDLER, which dop exec sets in an analysis build) and kept in the forms cache
+// (DOP_CACHE_DIR/forms): DOP_CONFIG=auto without any DOP_BUNDLES runs with the model, later processes read the
+// cache without the bundler, a corrupt entry is made again, a failed analysis is a negative entry.
+TEST_CASE("intercept: forms made on the fly and cached let DOP_CONFIG=auto run without hand-made bundles",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_autoforms";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  const std::string dop = dop::test::dop_binary();
+  const std::string cache = "DOP_CACHE_DIR='" + dir + "/cache' ";
+  auto r = run_command("env -u DOP_BUNDLES -u DOP_BUNDLER " + cache + "'" + dop + "' exec --config auto --model '" +
+                       model + "' --log -- '" + app() + "' vecadd 65536 2");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  CHECK(r.out.find("forms of vecadd: made by " + dop) != std::string::npos);
+  auto lines = log_lines(r.out, "vecadd");
+  CHECK(lines.size() == 2);
+  for (const auto& l : lines) CHECK(!field(l, "auto").empty());  // decided under auto (not a fallback)
+  CHECK(r.out.find("fallback") == std::string::npos);
+  const auto entries = run_command("ls '" + dir + "/cache/forms/' | grep -c '\\.json$'");
+  CHECK(entries.out == "1\n");
+
+  // Another process, no bundler: the cached bundle, with its malleable form (a GPU share below 1 throttles).
+  const std::string later = cache + "DOP_BUNDLER=/nonexistent/dop LD_PRELOAD='" + preload() + "' DOP_LOG=1 ";
+  r = run_command(later + "DOP_CONFIG=0.5,0.25 '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("forms of vecadd: from cache " + dir + "/cache/forms/") != std::string::npos);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 1);
+  CHECK(field(lines[0], "gpu_units") == "2/8");
+  CHECK(lines[0].find("unthrottled") == std::string::npos);
+
+  // A corrupt entry is ignored and made again.
+  run_command("for f in '" + dir + "'/cache/forms/*.json; do echo '{ broken' > \"$f\"; done");
+  r = run_command(cache + "DOP_BUNDLER='" + dop + "' DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+                  "' DOP_LOG=1 DOP_CONFIG=auto '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("cache entry ignored and made again") != std::string::npos);
+  CHECK(r.out.find("forms of vecadd: made by") != std::string::npos);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(!lines.empty());
+  CHECK(!field(lines.back(), "auto").empty());
+
+  // An analysis that does not finish in time: a negative entry with the reason, the launch falls back under auto,
+  // and a later process does not try again.
+  const std::string neg = "DOP_CACHE_DIR='" + dir + "/negative' DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+                          "' DOP_LOG=1 DOP_CONFIG=auto ";
+  r = run_command(neg + "DOP_BUNDLER='" + dop + "' DOP_BUNDLER_TIMEOUT=0.001 '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  CHECK(r.out.find("timed out after 0.001 s; cached as a negative entry") != std::string::npos);
+  CHECK(r.out.find("kernel=vecadd fallback: dop failed: DOP_CONFIG=auto: the analysis") != std::string::npos);
+  r = run_command(neg + "DOP_BUNDLER=/nonexistent/dop '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  CHECK(r.out.find("analysis failed before: the analysis") != std::string::npos);
+  CHECK(r.out.find("delete it to try again") != std::string::npos);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+}
+
+// A runtime-only machine records what the app builds (dop exec --record); dop bundle --from-record makes the bundles
+// elsewhere; the folder works as DOP_BUNDLES for the same app.
+TEST_CASE("intercept: record, bundle from the record, run with the bundles", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_record";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string dop = dop::test::dop_binary();
+  // DOP_BUNDLER=/nonexistent: no forms are made on the fly while recording (as on a runtime-only machine).
+  const std::string rec = "DOP_BUNDLER=/nonexistent DOP_CACHE_DIR='" + dir + "/cache' '" + dop + "' exec --record '" +
+                          dir + "/rec' --config 1,0 -- '" + app() + "' ";
+  for (const char* args : {"vecadd 65536 1", "vecadd 4096 2", "rw2d"}) {
+    auto r = run_command(rec + args);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+  }
+  // One record per distinct program: vecadd's and rw2d's.
+  CHECK(run_command("ls '" + dir + "/rec/' | grep -c '\\.json$'").out == "2\n");
+  CHECK(run_command("ls '" + dir + "/rec/' | grep -c '\\.cl$'").out == "2\n");
+  auto made = run_command("'" + dop + "' bundle --from-record '" + dir + "/rec' -o '" + dir + "/bundles'");
+  INFO(made.out);
+  REQUIRE(made.rc == 0);
+  CHECK(made.out.find("2 bundles made from 2 recorded programs") != std::string::npos);
+  // A record without kernel names (an implementation that did not give them): every kernel of its source.
+  run_command("mkdir -p '" + dir + "/nonames' && cd '" + dir +
+              "/rec' && for f in *.json; do grep -q vecadd \"$f\" && " + "cp \"${f%.json}.cl\" '" + dir +
+              "/nonames/' && tr -d '\\n' < \"$f\" | sed 's/\"kernels\": *\\[[^]]*\\]/" + "\"kernels\": []/' > '" + dir +
+              "/nonames/'\"$f\"; done");
+  const auto nonames = run_command("'" + dop + "' bundle --from-record '" + dir + "/nonames' -o '" + dir + "/b2'");
+  INFO(nonames.out);
+  CHECK(nonames.rc == 0);
+  CHECK(nonames.out.find("no kernel names recorded; the source has 1") != std::string::npos);
+  CHECK(nonames.out.find("1 bundle made from 1 recorded program") != std::string::npos);
+
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  const std::string run = "env -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/empty' DOP_BUNDLES='" + dir +
+                          "/bundles' LD_PRELOAD='" + preload() + "' DOP_LOG=1 ";
+  auto r = run_command(run + "DOP_CONFIG=0.5,0.25 '" + app() + "' vecadd 65536 1");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  auto lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 1);
+  CHECK(field(lines[0], "gpu_units") == "2/8");  // the bundle's malleable form
+  CHECK(lines[0].find("unthrottled") == std::string::npos);
+  r = run_command(run + "DOP_MODEL='" + model + "' DOP_CONFIG=auto '" + app() + "' rw2d");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("rw2d: OK") != std::string::npos);
+  lines = log_lines(r.out, "rw2d");
+  REQUIRE(!lines.empty());
+  for (const auto& l : lines) CHECK(!field(l, "auto").empty());  // decided from the bundle's code features
 }
 #endif

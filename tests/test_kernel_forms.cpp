@@ -89,7 +89,7 @@ TEST_CASE("kernel forms: a matching bundle gives its malleable form, footprint, 
   const std::string dir = bundle_dir("match");
   save_bundle(atax_bundle("atax1"), dir + "/atax1.json");
   save_bundle(atax_bundle("atax2"), dir + "/atax2.json");
-  const KernelFormsResolver forms({{dir}, nullptr, {}});
+  const KernelFormsResolver forms({{dir}, nullptr, {}, nullptr});
   REQUIRE(forms.bundles().size() == 2);
 
   const KernelForms f = forms.resolve(atax("atax1"));
@@ -140,7 +140,7 @@ TEST_CASE("kernel forms: a bundle of the kernel whose source or build options di
   Bundle stale = atax_bundle("atax1");
   stale.source += "// edited after the bundle was made\n";
   save_bundle(stale, dir + "/atax1.json");
-  const KernelFormsResolver forms({{dir}, nullptr, {}});
+  const KernelFormsResolver forms({{dir}, nullptr, {}, nullptr});
 
   // The kernel is launched from the current source: the bundle is stale.
   KernelSource k = atax("atax1");
@@ -155,7 +155,7 @@ TEST_CASE("kernel forms: a bundle of the kernel whose source or build options di
   // The bundle's source, other build options.
   k.source = stale.source;
   k.build_options = "-DN=4";
-  CHECK_THAT(forms.resolve(k).malleable_note, Catch::Contains("build options '', the spec uses '-DN=4'"));
+  CHECK_THAT(forms.resolve(k).malleable_note, Catch::Contains("build options '', the kernel is built with '-DN=4'"));
   // And with its options it matches.
   k.build_options.clear();
   CHECK(forms.resolve(k).origin == dir + "/atax1.json");
@@ -165,7 +165,7 @@ TEST_CASE("kernel forms: among matching bundles the one of the kernel's file nam
   const std::string dir = bundle_dir("tie");
   save_bundle(atax_bundle("atax1", "copy/of/other.cl"), dir + "/a.json");  // first in path order
   save_bundle(atax_bundle("atax1", "elsewhere/atax.cl"), dir + "/b.json");
-  const KernelFormsResolver forms({{dir}, nullptr, {}});
+  const KernelFormsResolver forms({{dir}, nullptr, {}, nullptr});
   CHECK(forms.resolve(atax("atax1")).origin == dir + "/b.json");
   // A captured launch has no file name: the first in path order.
   KernelSource captured = atax("atax1");
@@ -177,7 +177,7 @@ TEST_CASE("kernel forms: no bundle, no provider: no forms, and the notes say why
   const std::string dir = bundle_dir("none");
   save_bundle(atax_bundle("atax1"), dir + "/atax1.json");
   const KernelSource gemm = {read(std::string(DOP_SOURCE_DIR) + "/kernels/gemm/gemm.cl"), "gemm", "", "gemm.cl"};
-  const KernelForms f = KernelFormsResolver({{dir}, nullptr, {}}).resolve(gemm);
+  const KernelForms f = KernelFormsResolver({{dir}, nullptr, {}, nullptr}).resolve(gemm);
   CHECK(f.origin.empty());
   CHECK_THAT(f.malleable_note, Catch::Contains("no bundle of kernel 'gemm' of gemm.cl in " + dir));
   CHECK_THAT(f.no_code, Catch::Contains("no bundle of kernel 'gemm'"));
@@ -187,14 +187,14 @@ TEST_CASE("kernel forms: no bundle, no provider: no forms, and the notes say why
   o.model = AutoModel{};
   CHECK_THROWS_WITH(apply_forms(g, o), Catch::Contains("no code features for kernel 'gemm'"));
   // A folder that is not one is named.
-  CHECK_THROWS_WITH(KernelFormsResolver({{dir + "/missing"}, nullptr, {}}), Catch::Contains(dir + "/missing"));
+  CHECK_THROWS_WITH(KernelFormsResolver({{dir + "/missing"}, nullptr, {}, nullptr}), Catch::Contains(dir + "/missing"));
 }
 
 TEST_CASE("kernel forms: a provider makes the forms of kernels without a bundle, once, those wanted", "[forms]") {
   const std::string dir = bundle_dir("provider");
   save_bundle(atax_bundle("atax2"), dir + "/atax2.json");
   auto stub = std::make_shared<StubProvider>();
-  const KernelFormsResolver forms({{dir}, stub, {}});
+  const KernelFormsResolver forms({{dir}, stub, {}, nullptr});
   const KernelForms f = forms.resolve(atax("atax1"));
   CHECK(f.origin == "analysis");
   CHECK_THAT(f.malleable_source, Catch::Contains("made from the source of atax1"));
@@ -213,7 +213,7 @@ TEST_CASE("kernel forms: a provider makes the forms of kernels without a bundle,
   CHECK_THAT(g.no_code, Catch::Contains("no kernel 'nope'"));
   // Only the malleable form.
   auto only = std::make_shared<StubProvider>();
-  const KernelForms h = KernelFormsResolver({{}, only, {true, false}}).resolve(atax("atax1"));
+  const KernelForms h = KernelFormsResolver({{}, only, {true, false}, nullptr}).resolve(atax("atax1"));
   CHECK_FALSE(h.malleable_source.empty());
   CHECK(h.footprint.empty());
   CHECK(only->analyses == 0);
@@ -221,7 +221,7 @@ TEST_CASE("kernel forms: a provider makes the forms of kernels without a bundle,
 
 #if DOP_ANALYSIS
 TEST_CASE("kernel forms: the analysis tier's provider makes them from the source", "[forms][analysis]") {
-  const KernelFormsResolver forms({{}, transform::forms_provider(), {}});
+  const KernelFormsResolver forms({{}, transform::forms_provider(), {}, nullptr});
   const KernelForms f = forms.resolve(atax("atax1"));
   CHECK(f.origin == "analysis");
   CHECK_THAT(f.malleable_source, Catch::Contains(transform::gpu_mod_arg) && Catch::Contains(transform::gpu_alloc_arg));

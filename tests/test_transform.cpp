@@ -328,7 +328,7 @@ TEST_CASE("bundle: save and load round-trip, and every field survives") {
   CHECK_THROWS_WITH(check_bundle_matches(d, path, b.source + " ", "k", "-DN=3"),
                     Catch::Contains("made from another source"));
   CHECK_THROWS_WITH(check_bundle_matches(d, path, b.source, "k", "-DN=4"),
-                    Catch::Contains("build options '-DN=3', the spec uses '-DN=4'"));
+                    Catch::Contains("build options '-DN=3', the kernel is built with '-DN=4'"));
 }
 
 TEST_CASE("bundle folders: every bundle in path order, and a folder that is not one or a bad bundle is named") {

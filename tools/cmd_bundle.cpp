@@ -1,19 +1,22 @@
-// dop bundle KERNEL.cl --kernel K --out B.json: the kernel bundle
-// (dop-bundle/1, docs/bundle.md) — the source, its malleable GPU form or why
-// there is none, and its static features — for `dop run --bundle` on a
-// runtime-only machine. Analysis tier (Clang).
+// dop bundle KERNEL.cl --kernel K --out B.json: the kernel bundle (dop-bundle/1, docs/bundle.md) — the source, its
+// malleable GPU form or why there is none, and its static features — for `dop run --bundle` on a runtime-only
+// machine. dop bundle --from-record DIR --out BUNDLES: the bundles of every kernel a recording run (dop exec
+// --record) wrote. Analysis tier (Clang); the interposer runs it as a child process to make bundles on the fly.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "commands.hpp"
 #include "dop/bundle.hpp"
 #include "dop/features.hpp"
+#include "dop/files.hpp"
+#include "dop/kernel_record.hpp"
 #include "dop/transform.hpp"
 #include "dop_version.hpp"
 
@@ -26,24 +29,22 @@ struct BundleFlags {
   std::string kernel;
   std::string build_options;
   std::string out;
+  std::string from_record;
+  bool strict = false;
 };
 
-void run_bundle(const BundleFlags& f) {
-  std::ifstream in(f.file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const std::string source = buf.str();
-
+// The bundle of `kernel` ("": the source's only kernel) of `source`, read from `file`; prints a one-line summary.
+Bundle make_bundle(const std::string& file, const std::string& source, std::string kernel,
+                   const std::string& build_options, bool strict) {
   features::Options fo;
-  fo.build_options = f.build_options;
-  auto analysis = features::analyze(source, f.file, fo);
-  std::string kernel = f.kernel, names;
+  fo.build_options = build_options;
+  auto analysis = features::analyze(source, file, fo);
+  std::string names;
   for (const auto& k : analysis.kernels) names += (names.empty() ? "" : ", ") + k.name;
   if (kernel.empty()) {
     if (analysis.kernels.size() != 1)
-      throw std::runtime_error("'" + f.file + "' has " + std::to_string(analysis.kernels.size()) + " kernels (" +
-                               names + "): say which with --kernel");
+      throw std::runtime_error("'" + file + "' has " + std::to_string(analysis.kernels.size()) + " kernels (" + names +
+                               "): say which with --kernel");
     kernel = analysis.kernels[0].name;
   }
   const features::KernelFeatures* feats = nullptr;
@@ -51,25 +52,82 @@ void run_bundle(const BundleFlags& f) {
     if (k.name == kernel) feats = &k;
   if (!feats) {
     for (const auto& d : analysis.diagnostics) std::cerr << d.str() << "\n";
-    throw std::runtime_error("no kernel '" + kernel + "' in '" + f.file + "'" +
+    throw std::runtime_error("no kernel '" + kernel + "' in '" + file + "'" +
                              (names.empty() ? std::string() : " (kernels: " + names + ")"));
   }
 
-  const auto m = transform::make_malleable(source, f.file, kernel, f.build_options);
+  if (strict && !feats->complete) {
+    std::string errors;
+    for (const auto& d : analysis.diagnostics)
+      if (d.severity == features::Diagnostic::Severity::error || d.severity == features::Diagnostic::Severity::fatal)
+        errors += (errors.empty() ? "" : "; ") + d.str();
+    throw std::runtime_error("the analysis of kernel '" + kernel +
+                             "' is incomplete (--strict): " + (errors.empty() ? "see dop features " + file : errors));
+  }
+  const auto m = transform::make_malleable(source, file, kernel, build_options);
   Bundle b;
-  b.file = f.file;
+  b.file = file;
   b.kernel = kernel;
-  b.build_options = f.build_options;
+  b.build_options = build_options;
   b.source = source;
   b.malleable_source = m.ok ? m.source : std::string();
   b.malleable_note = m.ok ? std::string() : m.reason;
   b.features_json = features::to_json(*feats, -1);
   b.made_by = std::string("dop ") + DOP_VERSION_STRING;
-  save_bundle(b, f.out);
-  std::printf("%s: kernel %s of %s, malleable form: %s\n", f.out.c_str(), kernel.c_str(), f.file.c_str(),
-              m.ok ? "yes" : "no");
-  if (!m.ok) std::printf("  %s\n", m.reason.c_str());
-  if (!feats->complete) std::printf("  features are partial (see dop features %s)\n", f.file.c_str());
+  if (!feats->complete) std::printf("  features are partial (see dop features %s)\n", file.c_str());
+  return b;
+}
+
+void save_and_say(const Bundle& b, const std::string& out) {
+  save_bundle(b, out);
+  std::printf("%s: kernel %s of %s, malleable form: %s\n", out.c_str(), b.kernel.c_str(), b.file.c_str(),
+              b.malleable_source.empty() ? "no" : "yes");
+  if (b.malleable_source.empty()) std::printf("  %s\n", b.malleable_note.c_str());
+}
+
+// Every kernel of every program recorded in `dir` (dop exec --record) into the folder `out`, as
+// <kernel>.<record>.json; a kernel that cannot be bundled is reported and the others are still made.
+int bundle_records(const std::string& dir, const std::string& out) {
+  const auto records = read_records(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (!std::filesystem::is_directory(out)) throw std::runtime_error("--out '" + out + "': cannot create the folder");
+  int made = 0, failed = 0;
+  for (const auto& r : records) {
+    std::vector<std::string> kernels = r.kernels;
+    if (kernels.empty()) {  // the implementation did not name them (an asynchronous build, OpenCL 1.1): the source's
+      features::Options fo;
+      fo.build_options = r.build_options;
+      for (const auto& k : features::analyze(r.source, r.source_path, fo).kernels) kernels.push_back(k.name);
+      std::printf("%s: no kernel names recorded; the source has %zu\n", r.record_path.c_str(), kernels.size());
+    }
+    const std::string stem = std::filesystem::path(r.record_path).stem().string();
+    for (const auto& k : kernels) {
+      try {
+        save_and_say(make_bundle(r.source_path, r.source, k, r.build_options, false),
+                     (std::filesystem::path(out) / (k + "." + stem + ".json")).string());
+        ++made;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "dop: error: kernel %s of %s: %s\n", k.c_str(), r.record_path.c_str(), e.what());
+        ++failed;
+      }
+    }
+  }
+  std::printf("%d bundle%s made from %zu recorded program%s in %s%s\n", made, made == 1 ? "" : "s", records.size(),
+              records.size() == 1 ? "" : "s", dir.c_str(),
+              failed ? (", " + std::to_string(failed) + " kernel(s) failed").c_str() : "");
+  return failed ? 1 : 0;
+}
+
+void run_bundle(const BundleFlags& f) {
+  if (!f.from_record.empty()) {
+    if (const int rc = bundle_records(f.from_record, f.out)) std::exit(rc);
+    return;
+  }
+  if (f.file.empty()) throw std::invalid_argument("give a kernel FILE, or --from-record DIR");
+  const auto source = read_whole_file(f.file);
+  if (!source) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
+  save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options, f.strict), f.out);
 }
 
 }  // namespace
@@ -80,10 +138,18 @@ void add_bundle(CLI::App& app) {
                                  "is none) and static "
                                  "features, for dop run --bundle (docs/bundle.md)");
   auto flags = std::make_shared<BundleFlags>();
-  cmd->add_option("FILE", flags->file, "OpenCL C source file")->required();
+  cmd->add_option("FILE", flags->file, "OpenCL C source file");
   cmd->add_option("--kernel", flags->kernel, "The kernel (may be left out when the file has one)");
-  cmd->add_option("--options", flags->build_options, "OpenCL build options (-D, -U, -I, -cl-std=...)");
-  cmd->add_option("--out", flags->out, "Bundle file to write (JSON)")->required();
+  cmd->add_option("--options", flags->build_options,
+                  "OpenCL build options (-D, -U, -I, -cl-std=...; --options=-DX=1 for a value that starts with -)");
+  auto* rec = cmd->add_option("--from-record", flags->from_record,
+                              "Bundle every kernel recorded in this folder (dop exec --record DIR); --out is then the "
+                              "bundle folder, for DOP_BUNDLES / dop exec --bundles");
+  rec->excludes(cmd->get_option("FILE"))->excludes(cmd->get_option("--kernel"))->excludes(cmd->get_option("--options"));
+  cmd->add_flag("--strict", flags->strict,
+                "Fail (exit 1) when the analysis is incomplete, e.g. the front end cannot parse the source, instead "
+                "of bundling partial features (what the interposer's forms cache asks for)");
+  cmd->add_option("-o,--out", flags->out, "Bundle file to write (JSON), or the folder with --from-record")->required();
   cmd->callback([flags] { run_bundle(*flags); });
 }
 

@@ -33,6 +33,7 @@ struct ExecFlags {
   std::string memory;
   std::string lib;
   std::string bundles, model;
+  std::string record;
   bool log = false;
   DeviceFlags devices;
   std::vector<std::string> command;
@@ -80,6 +81,12 @@ std::string find_library(const std::string& flag) {
   }
   if (!f.bundles.empty() && !std::filesystem::is_directory(f.bundles))
     throw std::invalid_argument("--bundles '" + f.bundles + "' is not a folder");
+  if (!f.record.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.record, ec);
+    if (!std::filesystem::is_directory(f.record))
+      throw std::invalid_argument("--record '" + f.record + "': cannot create the folder");
+  }
   if (!f.model.empty()) pred::Model::load(f.model);  // a corrupt model is named here
   if (!f.memory.empty()) parse_memory_mode(f.memory);
   const std::string lib = find_library(f.lib);
@@ -93,6 +100,11 @@ std::string find_library(const std::string& flag) {
   if (f.log) setenv("DOP_LOG", "1", 1);
   if (!f.bundles.empty()) setenv("DOP_BUNDLES", absolute(f.bundles).c_str(), 1);
   if (!f.model.empty()) setenv("DOP_MODEL", absolute(f.model).c_str(), 1);
+  if (!f.record.empty()) setenv("DOP_RECORD", absolute(f.record).c_str(), 1);
+#if DOP_ANALYSIS
+  // This dop can make kernel bundles: the interposer runs `dop bundle` for a kernel no bundle matches (forms cache).
+  if (!std::getenv("DOP_BUNDLER")) setenv("DOP_BUNDLER", absolute("/proc/self/exe").c_str(), 1);
+#endif
   if (!f.devices.cpu.empty()) setenv("DOP_CPU", f.devices.cpu.c_str(), 1);
   if (!f.devices.gpu.empty()) setenv("DOP_GPU", f.devices.gpu.c_str(), 1);
   std::vector<char*> argv;
@@ -117,6 +129,9 @@ void add_exec(CLI::App& app) {
   cmd->add_option("--bundles", f->bundles,
                   "Kernel bundles (dop bundle) of the app's kernels: malleable forms, footprints, code features "
                   "[env DOP_BUNDLES]");
+  cmd->add_option("--record", f->record,
+                  "Record the source and build options of every program the app builds into this folder, for dop "
+                  "bundle --from-record on a machine with the analysis tier [env DOP_RECORD]");
   cmd->add_option("--model", f->model, "Model (dop train) for --config auto [env DOP_MODEL]");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm [env DOP_MEMORY; default auto]");
   cmd->add_flag("--log", f->log,

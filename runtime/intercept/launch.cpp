@@ -16,8 +16,10 @@
 #include <future>
 #include <thread>
 
-#include "interpose.hpp"
+#include "interpose.hpp"  // first: it sets which OpenCL APIs are in use
 #include "residency.hpp"
+
+#include "forms.hpp"  // kernel forms (DOP_BUNDLES, the forms cache, DOP_BUNDLER) and DOP_RECORD
 
 namespace dop::intercept {
 namespace {
@@ -80,10 +82,7 @@ void initialise(DopState& s) {
     const char* cfg = std::getenv("DOP_CONFIG");
     // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
     // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
-    KernelFormsOptions fo;
-    const char* dir = std::getenv("DOP_BUNDLES");
-    if (dir && *dir) fo.bundle_dirs = {dir};
-    s.forms = std::make_unique<KernelFormsResolver>(fo);
+    s.forms = dop_intercept::make_forms_resolver(log_line);
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
@@ -285,7 +284,8 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   if (e) return e;
   ExecutorOptions opt;
   opt.memory = s.memory;
-  const KernelForms forms = s.forms->resolve({*plan.source, plan.kernel_name, plan.options, {}});
+  const KernelForms forms =
+      dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
   // The kernel's argument names: its footprint and the model's size expressions use them.
   if (forms.arg_names.size() == spec.args.size())
     for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];

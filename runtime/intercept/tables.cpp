@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "interpose.hpp"
+#include "interpose.hpp"  // first: it sets which OpenCL APIs are in use
 #include "residency.hpp"
+
+#include "forms.hpp"  // kernel forms and DOP_RECORD
 
 namespace dop::intercept {
 
@@ -242,6 +244,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
   if (!real_clBuildProgram) return CL_INVALID_OPERATION;
   const cl_int r = real_clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
   if (t_inside) return r;
+  std::shared_ptr<const std::string> source;  // for DOP_RECORD
   try {
     auto& t = tables();
     std::lock_guard<std::mutex> l(t.m);
@@ -249,9 +252,11 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
     if (it != t.programs.end()) {
       it->second.options = options ? options : "";
       it->second.built = r == CL_SUCCESS;
+      if (r == CL_SUCCESS) source = it->second.source;
     }
   } catch (...) {
   }
+  if (source) dop_intercept::record_build(program, *source, options ? options : "", log_line);
   if (r == CL_SUCCESS) prepare_dop();  // before the application times its launches
   return r;
 }

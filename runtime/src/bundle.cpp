@@ -2,6 +2,8 @@
 // Runtime tier.
 #include "dop/bundle.hpp"
 
+#include "dop/files.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -119,26 +121,42 @@ Bundle parse_bundle(const std::string& text, const std::string& path) {
 
 void save_bundle(const Bundle& b, const std::string& path) {
   const std::string text = bundle_to_json(b);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw BundleError(path + ": cannot write the bundle");
-    f << text;
-    f.flush();
-    if (!f) throw BundleError(path + ": cannot write the bundle (disk full?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw BundleError(path + ": cannot write the bundle (rename failed)");
+  try {
+    write_file_atomically(path, text);
+  } catch (const std::runtime_error& e) {
+    throw BundleError(std::string(e.what()) + " (the bundle)");
   }
 }
 
 Bundle load_bundle(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw BundleError(path + ": cannot read the bundle");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return parse_bundle(s.str(), path);
+  const auto text = read_whole_file(path);
+  if (!text) throw BundleError(path + ": cannot read the bundle");
+  return parse_bundle(*text, path);
+}
+
+std::string first_difference(const std::string& a, const std::string& b) {
+  size_t i = 0, line = 1;
+  while (i < a.size() && i < b.size() && a[i] == b[i])
+    if (a[i++] == '\n') ++line;
+  if (i == a.size() && i == b.size()) return {};
+  const size_t nl = i == 0 ? std::string::npos : a.rfind('\n', i - 1);
+  const size_t start = nl == std::string::npos ? 0 : nl + 1;  // the line's start, the same in both
+  // One line of `s` from `start`, shortened to about 60 characters around column `col`; "(end of source)" past it.
+  auto shown = [](const std::string& s, size_t start, size_t col) -> std::string {
+    if (start >= s.size()) return "(end of source)";
+    size_t end = s.find('\n', start);
+    if (end == std::string::npos) end = s.size();
+    std::string l = s.substr(start, end - start);
+    if (!l.empty() && l.back() == '\r') l.replace(l.size() - 1, 1, "\\r");  // a CRLF line ending shows
+    const size_t from = col > 40 ? col - 40 : 0;
+    std::string out = (from > 0 ? "..." : "") + l.substr(from, 60);
+    if (from + 60 < l.size()) out += "...";
+    return "'" + out + "'";
+  };
+  const size_t col = i - start;
+  const std::string la = shown(a, start, col), lb = shown(b, start, col);
+  return "line " + std::to_string(line) + ": " + la + " against " + lb +
+         (la == lb ? " (they differ in the line ending or a final newline)" : "");
 }
 
 void check_bundle_matches(const Bundle& b, const std::string& path, const std::string& source,
@@ -147,10 +165,11 @@ void check_bundle_matches(const Bundle& b, const std::string& path, const std::s
     throw BundleError(path + ": the bundle is for kernel '" + b.kernel + "', the spec runs kernel '" + kernel + "'");
   if (b.source != source)
     throw BundleError(path + ": the bundle was made from another source of kernel '" + kernel + "' (" + b.file +
-                      ") than the spec's kernel file; make it again with dop bundle");
+                      ") than the one launched; first difference (bundle against kernel) at " +
+                      first_difference(b.source, source) + "; make it again with dop bundle");
   if (b.build_options != build_options)
-    throw BundleError(path + ": the bundle was made with build options '" + b.build_options + "', the spec uses '" +
-                      build_options + "'");
+    throw BundleError(path + ": the bundle was made with build options '" + b.build_options +
+                      "', the kernel is built with '" + build_options + "'");
 }
 
 std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string& dir) {

@@ -168,12 +168,23 @@ KernelForms KernelFormsResolver::find(const KernelSource& k) const {
     }
   }
   if (match) return forms_from_bundle(match->second, match->first, k);
+  std::string not_made;  // why the maker made no bundle
+  if (options_.maker) {
+    if (auto made = options_.maker->bundle(k, not_made)) {
+      try {
+        return forms_from_bundle(made->second, made->first, k);
+      } catch (const std::exception& e) {
+        not_made = e.what();
+      }
+    }
+  }
   if (options_.provider) return forms_from_source(*options_.provider, k, options_.wanted);
 
   const std::string of = (k.kernel.empty() ? std::string("the kernel") : "kernel '" + k.kernel + "'") +
                          (k.file.empty() ? "" : " of " + k.file);
   std::string why = differs;
   if (why.empty() && !options_.bundle_dirs.empty()) why = "no bundle of " + of + " in " + joined(options_.bundle_dirs);
+  if (!not_made.empty()) why += (why.empty() ? "" : "; ") + not_made;
   KernelForms f;
   if (why.empty()) {
     f.malleable_note = "no malleable form (no kernel bundle, and no analysis tier to make one from the source)";

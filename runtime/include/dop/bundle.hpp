@@ -46,8 +46,13 @@ Bundle load_bundle(const std::string& path);
 /// Every bundle (*.json) of a folder, as (path, bundle), in path order. Throws BundleError naming the folder when it
 /// is not one, or the file when a bundle cannot be read.
 std::vector<std::pair<std::string, Bundle>> load_bundle_folder(const std::string& dir);
+/// Where two sources first differ, for messages: "line 3: '  c[i] = a[i] + b[i];' against '  c[i] = a[i] - b[i];'"
+/// (each line shortened to about 60 characters around the difference; "(end of source)" where one ends); "" when
+/// they are equal.
+std::string first_difference(const std::string& a, const std::string& b);
 /// Checks that a bundle belongs to a launch of `kernel` from `source` with
-/// `build_options`; throws BundleError naming `path` and the difference.
+/// `build_options`; throws BundleError naming `path` and what differs: the kernel name, the source (the first
+/// differing line of both), or the build options (both strings).
 void check_bundle_matches(const Bundle& b, const std::string& path, const std::string& source,
                           const std::string& kernel, const std::string& build_options);
 

@@ -68,6 +68,16 @@ class FormsProvider {
   virtual std::string features_json(const KernelSource& k) const = 0;
 };
 
+/// Bundles made on demand for a kernel that no bundle of the folders matches, tried before the provider: the
+/// interposer's forms cache (dop/forms_cache.hpp), which runs the analysis-tier `dop bundle` in a child process and
+/// keeps the bundles on disk.
+class BundleMaker {
+ public:
+  virtual ~BundleMaker() = default;
+  /// The bundle of `k` as (path, bundle), or nullopt with `why` saying why there is none. Never throws.
+  virtual std::optional<std::pair<std::string, Bundle>> bundle(const KernelSource& k, std::string& why) const = 0;
+};
+
 /// The forms a bundle gives the kernel `k`; throws BundleError naming `path` and the difference when the bundle
 /// does not belong to it (check_bundle_matches), std::runtime_error when its footprint is malformed.
 KernelForms forms_from_bundle(const Bundle& b, const std::string& path, const KernelSource& k);
@@ -85,14 +95,18 @@ struct KernelFormsOptions {
   /// Makes the forms from the source for a kernel that no bundle matches; nullptr (a runtime-tier program): none.
   std::shared_ptr<const FormsProvider> provider;
   FormsWanted wanted;
+  /// Makes (or finds in its cache) the bundle of a kernel that no bundle of the folders matches, before the
+  /// provider; nullptr: none.
+  std::shared_ptr<const BundleMaker> maker;
 };
 
 /// Finds kernels' forms, one way for every caller. The bundle of a kernel is one of the same kernel name, source
 /// and build options (check_bundle_matches); among several, the one made from a file of the kernel file's name, else
-/// the first in path order. Without one, the provider makes the forms from the source; without a provider there are
-/// none, and the notes say why: which bundle has the kernel but differs ("bundles/k.json: the bundle was made from
-/// another source of kernel 'k' ..."), or that no bundle has it. Results are memoised per kernel (name, build
-/// options, source, file name): a sweep analyses each program once. Thread-safe.
+/// the first in path order. Without one, the maker's bundle, else the provider makes the forms from the source;
+/// without either there are none, and the notes say why: which bundle has the kernel but differs, and what differs
+/// ("bundles/k.json: the bundle was made from another source of kernel 'k' ...; first difference (bundle against
+/// kernel) at line 3: ..."), or that no bundle has it, and why the maker made none. Results are memoised per kernel
+/// (name, build options, source, file name): a sweep analyses each program once. Thread-safe.
 class KernelFormsResolver {
  public:
   /// Loads the bundles of the folders; throws BundleError naming a folder that is not one or a corrupt bundle.
