@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dop/bounds.hpp"
 #include "engine/engine.hpp"
 
 namespace dop {
@@ -25,8 +26,10 @@ std::unique_ptr<Side> Executor::Impl::make_side(const std::string& id, cl_device
   cl::check(clGetKernelInfo(s->kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
   const size_t want = spec.args.size() + (malleable ? 2 : 0);
   if (nargs != want)
-    throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") +
-                    " has " + std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
+    throw SpecError((malleable && !opt.malleable_origin.empty() ? opt.malleable_origin : spec.path) + ": kernel '" +
+                    spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") + " has " + std::to_string(nargs) +
+                    " arguments, the spec gives " + std::to_string(want));
+  check_kernel_args(spec, s->kernel.get());
   return s;
 }
 
@@ -35,7 +38,9 @@ cl::Program Executor::Impl::build(const cl::Context& ctx, const std::vector<cl_d
   const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
   return cl::build_program(ctx, devices, range_form_prelude() + body,
                            spec.build_options + range_form_options(spec.global, split_dim),
-                           malleable ? file + " (malleable form)" : file);
+                           !malleable                     ? file
+                           : opt.malleable_origin.empty() ? file + " (malleable form)"
+                                                          : opt.malleable_origin);
 }
 
 // CPU core counts as devices: a sub-device per count below the whole device (whose own handle is empty).
@@ -122,11 +127,11 @@ void Executor::Impl::set_args(Side& s, std::vector<ArgData>& args, const std::ve
     if (a.kind == ArgKind::buffer && mems.empty())
       cl::set_arg_svm(s.kernel, idx, args[i].data());
     else if (a.kind == ArgKind::buffer)
-      cl::set_arg(s.kernel, idx, sizeof(cl_mem), &mems[i]);
+      set_spec_arg(spec, i, s.kernel, sizeof(cl_mem), &mems[i]);
     else if (a.kind == ArgKind::scalar)
-      cl::set_arg(s.kernel, idx, a.bytes(), args[i].data());
+      set_spec_arg(spec, i, s.kernel, a.bytes(), args[i].data());
     else
-      cl::set_arg(s.kernel, idx, a.bytes(), nullptr);
+      set_spec_arg(spec, i, s.kernel, a.bytes(), nullptr);
   }
   if (s.malleable) {
     cl::set_arg(s.kernel, static_cast<cl_uint>(spec.args.size()), mod);
