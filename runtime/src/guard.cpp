@@ -74,9 +74,9 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   for (auto& s : g_slots) {
     if (!s.used.load(std::memory_order_acquire)) continue;
     if (addr < s.lo.load(std::memory_order_acquire) || addr >= s.hi.load(std::memory_order_acquire)) continue;
-    write_all(STDERR_FILENO, s.msg, s.len);
     const int fd = g_report_fd.load();
-    if (fd >= 0) write_all(fd, s.msg, s.len);
+    if (fd >= 0) write_all(fd, s.msg, s.len);  // first: the supervisor records it even if stderr blocks
+    write_all(STDERR_FILENO, s.msg, s.len);
     ::signal(sig, SIG_DFL);  // returning re-runs the access: the process dies of the signal
     return;
   }
