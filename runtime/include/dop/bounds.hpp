@@ -21,10 +21,12 @@ class LaunchError : public SpecError {
 
 /// The buffers of a launch (global size and `local`, scalars from `args`) against the kernel's footprint: throws
 /// LaunchError naming the argument, the bytes the launch touches and the bytes it has, when a bounded argument is
-/// too small. The footprint over-approximates (docs/features.md: guards such as `if (i < n)` only widen it), so the
-/// check takes the work-items a guard against the launch's rounding up cannot stop: every work-group but the last
-/// along each dimension (the first work-item where a dimension has one work-group). A buffer the footprint does not
-/// bound is not checked here (dop's own host memory has a guard page behind it: dop/guard.hpp).
+/// too small for the first work-group (only work-item 0 along a dimension that has one work-group). The footprint
+/// over-approximates (docs/features.md: guards such as `if (i < n)` and the interval arithmetic only widen it), so
+/// the whole launch's would refuse valid specs (a global size rounded up past the data, a tiled kernel's indices);
+/// the first work-group's is what a guard against that rounding cannot stop. A buffer slightly too small, or one
+/// the footprint does not bound, is not refused here: dop's own host memory has a guard page behind it
+/// (dop/guard.hpp).
 void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
                          const std::vector<size_t>& local);
 

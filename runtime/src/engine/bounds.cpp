@@ -26,7 +26,7 @@ void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, con
   std::vector<size_t> inner(spec.global.size());
   for (size_t d = 0; d < spec.global.size(); ++d) {
     const size_t l = d < local.size() ? local[d] : 1;
-    inner[d] = spec.global[d] > l ? spec.global[d] - l - 1 : 0;
+    inner[d] = spec.global[d] > l ? l - 1 : 0;
   }
   const auto reach = footprint_extents(fp, spec, args, local, inner);
   for (size_t i = 0; i < spec.args.size(); ++i) {
