@@ -1,7 +1,12 @@
 // Workload specs: parsing with named errors, deterministic data, references, comparison, single-device runs.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -208,4 +213,39 @@ TEST_CASE("large buffers fill the same in parallel and reset_writable restores o
   reset_writable(a, initial);
   CHECK(a[0].as<float>()[2999999] == initial[0].as<float>()[2999999]);
   CHECK(a[1].as<int>()[3] == 77);
+}
+
+TEST_CASE("scalars out of their type's range, counts beyond memory and a directory are refused by field") {
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"scalar","type":"int","value":1000000000000})"),
+                    Catch::Contains("t.json: args[0].value: 1000000000000 is out of range for type int"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"scalar","type":"uchar","value":-1})"),
+                    Catch::Contains("args[0].value: -1 is out of range for type uchar"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"scalar","type":"float","value":1e300})"),
+                    Catch::Contains("args[0].value") && Catch::Contains("out of range for type float"));
+  CHECK_NOTHROW(with_arg(R"({"kind":"scalar","type":"int","value":-2147483648})"));
+  CHECK_NOTHROW(with_arg(R"({"kind":"scalar","type":"uint","value":4294967295})"));
+  CHECK_THROWS_WITH(with_arg(R"({"kind":"buffer","type":"double","count":18000000000000000000})"),
+                    Catch::Contains("args[0].count") && Catch::Contains("more bytes than memory can hold"));
+  CHECK_THROWS_WITH(load_spec(DOP_SOURCE_DIR), Catch::Contains(": is a directory, not a spec file"));
+}
+
+TEST_CASE("host argument memory ends at a guard page: an overrun faults instead of reaching other memory") {
+  if (!guard_pages_enabled()) return;  // AddressSanitizer: its redzones instead
+  for (size_t bytes : {size_t(1), size_t(40), size_t(4000), size_t(4096), size_t(100000)}) {
+    auto* p = static_cast<unsigned char*>(guarded_allocate(bytes));
+    const size_t body = (bytes + kGuardAlign - 1) / kGuardAlign * kGuardAlign;
+    CHECK(reinterpret_cast<uintptr_t>(p) % kGuardAlign == 0);
+    if (bytes % 4096 == 0) CHECK(reinterpret_cast<uintptr_t>(p) % 4096 == 0);  // whole pages stay page-aligned
+    std::memset(p, 1, body);                                                   // every byte of the body is ours
+    const pid_t child = fork();                                                // no OpenCL in the child
+    if (child == 0) {
+      p[body] = 1;  // the first byte past the body
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGSEGV);
+    guarded_deallocate(p, bytes);
+  }
 }

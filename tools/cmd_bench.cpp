@@ -13,6 +13,7 @@
 #include "dop/kernel_forms.hpp"
 #include "dop/runtime.hpp"
 #include "stats.hpp"
+#include "watchdog.hpp"
 
 namespace dop::cli {
 
@@ -25,6 +26,7 @@ struct SplitFlags {
   std::string out;
   std::string bundles;
   int repeat = 5;
+  double timeout = 0;
   DeviceFlags devices;
 };
 
@@ -35,6 +37,7 @@ void write_report(const nlohmann::json& report, const std::string& path) {
 }
 
 void run_split(const SplitFlags& f) {
+  const Watchdog watchdog(f.timeout, "dop bench split");
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   if (!sel.cpu || !sel.gpu) throw std::invalid_argument("dop bench split needs both a CPU and a GPU device");
   const Config cfg = parse_config(f.config);
@@ -156,6 +159,8 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm");
   cmd->add_option("--repeat", f->repeat, "Interleaved repetitions per variant (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", f->out, "Also write every measurement as JSON to this file");
+  cmd->add_option("--timeout", f->timeout, "Stop with exit status 124 after this many seconds (default none)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--bundles", f->bundles,
                   "Kernel bundles (dop bundle): footprints make copies slices; dynamic is also run with whole copies");
   add_device_flags(cmd, f->devices);

@@ -1,7 +1,11 @@
 // dop run: runs a workload spec at a configuration with co-execution, optionally validating and repeating.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +17,7 @@
 #include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
 #include "stats.hpp"
+#include "watchdog.hpp"
 
 namespace dop::cli {
 
@@ -32,6 +37,7 @@ struct RunFlags {
   bool cold = false;
   bool json = false;
   int repeat = 1;
+  double timeout = 0;
   DeviceFlags devices;
 };
 
@@ -40,7 +46,16 @@ nlohmann::json device_json(const DeviceStats& d) {
           {"chunks", d.chunks}, {"busy_ms", d.busy_ms}, {"finish_ms", d.finish_ms}};
 }
 
+// The configuration a launch ran at: the CPU's cores over the device's, the GPU's share in eighths.
+Config config_run(const LaunchResult& r, int cpu_total) {
+  Config c = r.config;
+  if (c.cpu > 0 && cpu_total > 0) c.cpu = double(r.cpu_cores) / cpu_total;
+  if (c.gpu > 0) c.gpu = double(r.gpu_alloc) / r.gpu_mod;
+  return c;
+}
+
 void run(const RunFlags& f) {
+  const Watchdog watchdog(f.timeout, "dop run " + f.spec);
   const Spec spec = load_spec(f.spec);
   const std::string source = read_kernel_source(spec);
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
@@ -68,17 +83,23 @@ void run(const RunFlags& f) {
     KernelFormsOptions fo;
     fo.provider = analysis_forms_provider();
     fo.wanted.malleable = f.malleable.empty();
-    fo.wanted.features = f.auto_config || opt.memory == MemoryMode::copy ||
-                         (opt.memory == MemoryMode::automatic && sel.gpu && !sel.gpu->host_unified_memory);
+    fo.wanted.features = true;  // the footprint: launch-time bounds checks (dop/bounds.hpp), sliced copies
     forms = KernelFormsResolver(fo).resolve(kernel);
   }
   apply_forms(forms, opt);
   if (!f.malleable.empty()) {
-    Spec m = spec;
-    m.kernel_file = f.malleable;
-    opt.malleable_source = read_kernel_source(m);
+    std::ifstream m(f.malleable, std::ios::binary);
+    if (!m || std::filesystem::is_directory(f.malleable))
+      throw std::invalid_argument("--malleable " + f.malleable + ": cannot be read");
+    opt.malleable_source.assign(std::istreambuf_iterator<char>(m), std::istreambuf_iterator<char>());
+    opt.malleable_origin = f.malleable;
     opt.malleable_note.clear();
   }
+  // --validate compares with the reference the spec names: one this build does not have is an error, not a skip.
+  if (f.validate && !spec.reference.empty() && !find_reference(spec.reference))
+    throw SpecError(spec.path + ": reference: '" + spec.reference +
+                    "' is not registered in this build (kernels:<name> and synthetic:<name> are; leave the field "
+                    "out to validate against a plain run only)");
   Executor ex(spec, source, sel, opt);
 
   const std::vector<ArgData> initial = make_args(spec);
@@ -109,7 +130,15 @@ void run(const RunFlags& f) {
                                 {"build_ms", builds.build_ms},
                                 {"cache_dir", program_cache_dir()}};
   const LaunchResult& last = results.back();
-  const Config cfg = last.config;
+  // What ran: the CPU in whole cores, the GPU in eighths; a configuration between them is rounded, and said so.
+  const Config cfg = config_run(last, ex.cpu_cores_total());
+  const bool rounded = std::abs(cfg.cpu - last.config.cpu) > 1e-9 || std::abs(cfg.gpu - last.config.gpu) > 1e-9;
+  if (rounded)
+    std::fprintf(
+        stderr,
+        "dop: warning: configuration %s is not on this machine's grid: ran %s (%d of %d CPU cores, GPU %d/%d)\n",
+        to_string(last.config).c_str(), to_string(cfg).c_str(), last.cpu_cores, ex.cpu_cores_total(), last.gpu_alloc,
+        last.gpu_mod);
   nlohmann::json auto_info;
   if (f.auto_config) {
     const auto& model = opt.model->predictor->model();
@@ -125,7 +154,7 @@ void run(const RunFlags& f) {
   if (f.validate) {
     // Against a plain single-device run of the original kernel (the CPU device, else the GPU).
     const cl_device_id plain_dev = sel.cpu ? sel.cpu->device : sel.gpu->device;
-    const auto plain = run_single(spec, source, plain_dev);
+    const auto plain = run_single(spec, source, plain_dev, opt.footprint);
     const auto cmp = compare_outputs(spec, args, plain.args);
     valid = cmp.ok;
     validation = {{"against", sel.cpu ? sel.cpu->id : sel.gpu->id},
@@ -134,7 +163,7 @@ void run(const RunFlags& f) {
                   {"max_abs_err", cmp.max_abs_err},
                   {"first_mismatch", cmp.first},
                   {"tolerance", {{"rel", spec.tolerance.rel}, {"abs", spec.tolerance.abs}}}};
-    if (!spec.reference.empty() && find_reference(spec.reference)) {
+    if (!spec.reference.empty()) {
       const auto ref = compare_outputs(spec, args, run_reference(spec));
       validation["reference"] = {
           {"name", spec.reference}, {"ok", ref.ok}, {"mismatches", ref.mismatches}, {"first_mismatch", ref.first}};
@@ -146,6 +175,7 @@ void run(const RunFlags& f) {
     nlohmann::json j{{"spec", f.spec},
                      {"workload", spec.name},
                      {"config", {{"cpu_util", cfg.cpu}, {"gpu_util", cfg.gpu}}},
+                     {"config_asked", {{"cpu_util", last.config.cpu}, {"gpu_util", last.config.gpu}}},
                      {"cpu_cores", last.cpu_cores},
                      {"gpu_mod", last.gpu_mod},
                      {"gpu_alloc", last.gpu_alloc},
@@ -241,6 +271,10 @@ void add_run(CLI::App& app) {
                 "Run the malleable GPU form at 8/8 too (to measure its cost; default: the original kernel)");
   cmd->add_option("--repeat", f->repeat, "Timed runs after one warm-up (default 1, no warm-up)")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--timeout", f->timeout,
+                  "Stop with exit status 124 when the run (all of --repeat, --validate) takes longer (seconds; "
+                  "default none)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", f->json, "Print JSON");
   cmd->add_flag("--cold", f->cold,
                 "Every run starts cold (no warm start from the share learned in the earlier runs of --repeat)");

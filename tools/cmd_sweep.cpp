@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include "dop/dataset.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/sweep.hpp"
+#include "sweep_isolation.hpp"
 #include "workloads.hpp"
 
 namespace dop::cli {
@@ -34,6 +37,10 @@ struct SweepFlags {
   int warmup = 1;
   bool no_validate = false;
   size_t sample = 0;
+  bool no_isolate = false;
+  double timeout = 600;
+  int worker_fd = -1;
+  std::vector<std::string> worker_failed;
   DeviceFlags devices;
   std::vector<std::string> merge_inputs;
   std::string merge_out;
@@ -96,6 +103,12 @@ void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
 
 void run_sweep_cmd(const SweepFlags& f) {
   if (f.out.empty()) throw std::invalid_argument("dop sweep needs --out DATA.csv");
+  if (std::filesystem::is_directory(f.out))
+    throw std::invalid_argument("--out " + f.out + ": is a directory; give the dataset's file (DATA.csv)");
+  if (!f.no_isolate && f.worker_fd < 0) {  // the supervisor: no OpenCL in this process (sweep_isolation.hpp)
+    std::fflush(nullptr);
+    std::exit(supervise_sweep(f.timeout));
+  }
   std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
   if (ws.empty()) throw std::invalid_argument("no workloads: give --set or spec files");
   if (!f.shard.empty()) {
@@ -122,6 +135,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   o.warmup = f.warmup;
   o.validate = !f.no_validate;
   o.executor.memory = parse_memory_mode(f.memory);
+  for (const auto& v : f.worker_failed) add_failed_workload(v, o.failed);
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
   o.platform_id = f.platform_id;
   if (!f.platform.empty()) {
@@ -141,9 +155,13 @@ void run_sweep_cmd(const SweepFlags& f) {
   if (!f.features.empty()) o.features = read_code_feature_table(f.features);
   set_per_kernel(f, o);
   Progress progress;
+  WorkerChannel channel(f.worker_fd);
   std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),
                o.grid.configs().size(), o.out.c_str(), o.platform_id.c_str());
-  const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) { progress(d, t, w); });
+  const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) {
+    channel.progress(w);
+    progress(d, t, w);
+  });
   std::printf("sweep: %zu rows written, %zu already present, %zu invalid\n", sum.rows_written, sum.rows_skipped,
               sum.invalid);
   if (sum.rows_written > 0)
@@ -175,6 +193,14 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", f->warmup, "Untimed runs per configuration (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-validate", f->no_validate, "Do not check outputs against the references");
+  cmd->add_option("--timeout", f->timeout,
+                  "A workload whose configuration (or setup) takes longer is stopped and recorded invalid (seconds; "
+                  "default 600, 0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-isolate", f->no_isolate,
+                "Run in this process: no worker, so a crashing or hanging kernel stops the sweep (and no --timeout)");
+  cmd->add_option("--worker-fd", f->worker_fd)->group("");  // the supervisor's worker (sweep_isolation.hpp)
+  cmd->add_option("--worker-failed", f->worker_failed)->group("");
   add_device_flags(cmd, f->devices);
   auto* merge = cmd->add_subcommand("merge", "Merge sweep datasets (shards) into one, each row once");
   merge->add_option("out", f->merge_out, "Merged dataset to write")->required();

@@ -1,9 +1,11 @@
 #include "dop/spec.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -94,6 +96,58 @@ class Parser {
     fail(field, positive ? "must be a positive integer" : "must be a non-negative integer");
   }
 
+  // An element count whose bytes fit in half the address space (beyond, no allocation can hold it).
+  size_t count(const json& v, const std::string& field, ElemType t) const {
+    const uint64_t n = uint(v, field, true);
+    if (n > (SIZE_MAX / 2) / type_size(t))
+      fail(field, std::to_string(n) + " elements of " + type_name(t) + " are more bytes than memory can hold");
+    return size_t(n);
+  }
+
+  // A scalar's value within its type's range (no silent wrap-around: an int of 10^12).
+  void scalar_in_range(const ArgSpec& a, const std::string& field) const {
+    double lo = 0, hi = 0;
+    switch (a.type) {
+      case ElemType::i8:
+        lo = INT8_MIN, hi = INT8_MAX;
+        break;
+      case ElemType::u8:
+        hi = UINT8_MAX;
+        break;
+      case ElemType::i16:
+        lo = INT16_MIN, hi = INT16_MAX;
+        break;
+      case ElemType::u16:
+        hi = UINT16_MAX;
+        break;
+      case ElemType::i32:
+        lo = INT32_MIN, hi = INT32_MAX;
+        break;
+      case ElemType::u32:
+        hi = UINT32_MAX;
+        break;
+      case ElemType::i64:
+        lo = -0x1p63, hi = 0x1p63;  // hi itself is out of range: checked below
+        break;
+      case ElemType::u64:
+        hi = 0x1p64;
+        break;
+      case ElemType::f32:
+        lo = -double(FLT_MAX), hi = double(FLT_MAX);
+        break;
+      case ElemType::f64:
+        return;
+    }
+    const bool wide = a.type == ElemType::i64 || a.type == ElemType::u64;
+    if (a.value < lo || a.value > hi || (wide && a.value >= hi)) {
+      std::ostringstream os;
+      os.precision(17);
+      os << a.value << " is out of range for type " << type_name(a.type) << " [" << lo << ", " << hi
+         << (wide ? ")" : "]");
+      fail(field, os.str());
+    }
+  }
+
   std::vector<size_t> dims(const json& v, const std::string& field) const {
     if (!v.is_array() || v.empty() || v.size() > 3) fail(field, "must be an array of 1 to 3 positive integers");
     std::vector<size_t> d;
@@ -156,7 +210,7 @@ class Parser {
     a.type = type(require(v, "type", f), f + ".type");
     if (kind == "buffer") {
       a.kind = ArgKind::buffer;
-      a.count = uint(require(v, "count", f), f + ".count", true);
+      a.count = count(require(v, "count", f), f + ".count", a.type);
       if (v.contains("access")) {
         const std::string acc = str(v["access"], f + ".access");
         if (acc == "read")
@@ -179,9 +233,10 @@ class Parser {
       a.value = num(require(v, "value", f), f + ".value");
       if (!is_float(a.type) && a.value != std::floor(a.value))
         fail(f + ".value", "must be an integer for type " + std::string(type_name(a.type)));
+      scalar_in_range(a, f + ".value");
     } else if (kind == "local") {
       a.kind = ArgKind::local;
-      a.count = uint(require(v, "count", f), f + ".count", true);
+      a.count = count(require(v, "count", f), f + ".count", a.type);
     } else {
       fail(f + ".kind", "must be buffer, scalar or local (got '" + kind + "')");
     }
@@ -253,6 +308,8 @@ Spec parse_spec(const std::string& text, const std::string& path) {
 }
 
 Spec load_spec(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw SpecError(path + ": is a directory, not a spec file");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw SpecError(path + ": cannot be read");
   std::ostringstream ss;
@@ -528,7 +585,12 @@ std::vector<ArgData> make_args(const Spec& spec, const std::shared_ptr<ArgMemory
     if (s.kind == ArgKind::local) continue;
     a.bytes = s.bytes();
     a.storage = storage_for(s.kind, memory);
-    a.storage.assign((a.bytes + 7) / 8, 0);
+    try {
+      a.storage.assign((a.bytes + 7) / 8, 0);
+    } catch (const std::bad_alloc&) {
+      throw SpecError((spec.path.empty() ? spec.name : spec.path) + ": args[" + std::to_string(i) +
+                      "].count: " + std::to_string(a.bytes) + " bytes for '" + s.name + "' cannot be allocated");
+    }
     if (s.kind == ArgKind::scalar)
       store(a, s.type, 0, s.value);
     else

@@ -87,37 +87,40 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     // One executor per kernel, rebound to each workload (programs and sub-devices built once); the reference
     // computed once.
     auto since = SClock::now();  // the first configuration's wall time includes the setup
-    std::string setup_error;
+    const auto failed = o.failed.find(s.name);
+    std::string setup_error = failed == o.failed.end() ? std::string() : failed->second;
     std::vector<ArgData> want, initial, args;
-    try {
-      ExecutorOptions eo = o.executor;
-      if (o.per_kernel) o.per_kernel(w, eo);
-      const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + w.source + '\n' + eo.malleable_source +
-                              '\n' + eo.malleable_note;
-      bool rebound = false;
-      if (exec && key == exec_key) {
-        try {
-          exec->rebind(s);
-          rebound = true;
-        } catch (const std::invalid_argument&) {  // other argument kinds: a new executor
+    Footprint footprint;  // for the plain run's bounds check
+    if (setup_error.empty()) try {
+        ExecutorOptions eo = o.executor;
+        if (o.per_kernel) o.per_kernel(w, eo);
+        footprint = eo.footprint;
+        const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + w.source + '\n' +
+                                eo.malleable_source + '\n' + eo.malleable_note;
+        bool rebound = false;
+        if (exec && key == exec_key) {
+          try {
+            exec->rebind(s);
+            rebound = true;
+          } catch (const std::invalid_argument&) {  // other argument kinds: a new executor
+          }
         }
+        if (!rebound) {
+          exec.reset();
+          exec = std::make_unique<Executor>(s, w.source, devices, eo);
+          exec_key = key;
+        }
+        initial = make_args(s);       // generated once per workload; writable buffers are restored before every run
+        args = exec->place(initial);  // in the executor's SVM in svm mode
+        if (o.validate && !s.reference.empty()) {
+          const ReferenceFn* ref = find_reference(s.reference);
+          if (!ref) throw SpecError(s.path + ": reference '" + s.reference + "' is not registered in this build");
+          want = initial;
+          (*ref)(s, want);
+        }
+      } catch (const std::exception& e) {
+        setup_error = e.what();
       }
-      if (!rebound) {
-        exec.reset();
-        exec = std::make_unique<Executor>(s, w.source, devices, eo);
-        exec_key = key;
-      }
-      initial = make_args(s);       // generated once per workload; writable buffers are restored before every run
-      args = exec->place(initial);  // in the executor's SVM in svm mode
-      if (o.validate && !s.reference.empty()) {
-        const ReferenceFn* ref = find_reference(s.reference);
-        if (!ref) throw SpecError(s.path + ": reference '" + s.reference + "' is not registered in this build");
-        want = initial;
-        (*ref)(s, want);
-      }
-    } catch (const std::exception& e) {
-      setup_error = e.what();
-    }
     sum.setup_s += secs(since);
     for (const auto& c : todo) {
       std::vector<std::string> row = base;
@@ -144,7 +147,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
               const auto tv = SClock::now();
               if (want.empty()) {  // no CPU reference: a plain single-device run of the original kernel
                 const cl_device_id d = devices.cpu ? devices.cpu->device : devices.gpu->device;
-                want = run_single(s, w.source, d).args;
+                want = run_single(s, w.source, d, footprint).args;
               }
               const auto cmp = compare_outputs(s, args, want);
               sum.validate_s += secs(tv);

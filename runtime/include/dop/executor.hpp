@@ -33,7 +33,8 @@ struct ExecutorOptions {
   /// Malleable GPU form (Dopia Figs. 5-6): the same kernel with two extra trailing int arguments dop_gpu_mod and
   /// dop_gpu_alloc. Empty: the GPU always runs unthrottled, and results say so when a fraction < 1 was asked for.
   std::string malleable_source;
-  std::string malleable_note;  ///< why there is no malleable form (barriers, local memory, ...), for results
+  std::string malleable_origin;  ///< where malleable_source came from, for messages ("" : the kernel's file)
+  std::string malleable_note;    ///< why there is no malleable form (barriers, local memory, ...), for results
   /// Run the malleable form at 8/8 too (every work-item active, the work-list loop of one item each): to measure
   /// what the form itself costs. Off: 8/8 runs the original kernel.
   bool malleable_at_full = false;

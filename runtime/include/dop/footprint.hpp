@@ -55,6 +55,14 @@ struct ArgRanges {
 };
 std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
                                         const std::vector<size_t>& local, size_t gid_begin, size_t gid_end);
+/// What the work-items whose global ids lie in [0, gid_hi[d]] in each dimension d (every id of the launch where
+/// gid_hi has no entry) can touch through each buffer argument of `spec`: the bytes [lo, hi) from its base, NOT
+/// clamped to the buffer; std::nullopt where the footprint does not bound the argument. For launch-time bounds
+/// checks (dop/bounds.hpp).
+std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, const Spec& spec,
+                                                        const std::vector<ArgData>& args,
+                                                        const std::vector<size_t>& local,
+                                                        const std::vector<size_t>& gid_hi = {});
 /// footprint_ranges for the chunks of one launch: what does not depend on the chunk (scalars, launch symbols,
 /// chunk-independent atoms) is evaluated once, and the split dimension's id ranges are taken without parsing. It
 /// keeps references to `fp` and `spec`. Thread-compatible: calls are const.

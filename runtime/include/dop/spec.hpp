@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "dop/guard.hpp"
+
 namespace dop {
 
 /// A spec (or its data) is malformed. what() names the file and the field ("spec.json: args[2].count: ...").
@@ -101,10 +103,12 @@ class ArgMemory {
   virtual void deallocate(void* p, std::size_t bytes) noexcept = 0;
 };
 
-/// Page-aligned allocator: host buffers handed to OpenCL with CL_MEM_USE_HOST_PTR must be aligned for the
-/// implementation to use them in place (zero-copy) instead of copying. With an ArgMemory it allocates there
-/// instead (aligned as that memory aligns). The memory travels with the data: a copy of an ArgData is allocated
-/// where the original is, and assigning to one keeps its memory (only the bytes are copied).
+/// Allocator of argument data. Host buffers handed to OpenCL with CL_MEM_USE_HOST_PTR must be aligned for the
+/// implementation to use them in place (zero-copy) instead of copying: in host memory they come from
+/// guarded_allocate (dop/guard.hpp: aligned for OpenCL, pages for sizes of whole pages, and ending at a guard page
+/// that stops an overrun). With an ArgMemory it allocates there instead (aligned as that memory aligns, without a
+/// guard page). The memory travels with the data: a copy of an ArgData is allocated where the original is, and
+/// assigning to one keeps its memory (only the bytes are copied).
 template <typename T>
 struct PageAlignedAllocator {
   using value_type = T;
@@ -116,19 +120,20 @@ struct PageAlignedAllocator {
   explicit PageAlignedAllocator(std::shared_ptr<ArgMemory> m) noexcept : memory(std::move(m)) {}
   template <typename U>
   PageAlignedAllocator(const PageAlignedAllocator<U>& o) noexcept : memory(o.memory) {}
-  /// Bytes allocated for n elements: whole pages, at least one.
+  /// Bytes allocated in an ArgMemory for n elements: whole pages, at least one.
   static std::size_t rounded(std::size_t n) {
     return std::max<std::size_t>((n * sizeof(T) + kAlign - 1) / kAlign * kAlign, kAlign);
   }
   T* allocate(std::size_t n) {
+    if (n > SIZE_MAX / sizeof(T) - kAlign) throw std::bad_alloc();
     if (memory) return static_cast<T*>(memory->allocate(rounded(n)));
-    return static_cast<T*>(::operator new(rounded(n), std::align_val_t(kAlign)));
+    return static_cast<T*>(guarded_allocate(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (memory)
       memory->deallocate(p, rounded(n));
     else
-      ::operator delete(p, std::align_val_t(kAlign));
+      guarded_deallocate(p, n * sizeof(T));
   }
   template <typename U>
   bool operator==(const PageAlignedAllocator<U>& o) const noexcept {

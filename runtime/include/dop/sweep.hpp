@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct SweepOptions {
   /// its memory footprint (copy mode then sends slices). An exception makes the workload's rows invalid with its
   /// message.
   std::function<void(const Workload&, ExecutorOptions&)> per_kernel;
+  /// Workloads not to run, by name, with the reason (a worker that ran them crashed or timed out: dop sweep's
+  /// isolation): their missing rows are written invalid with it.
+  std::map<std::string, std::string> failed;
 };
 
 /// Progress after each configuration: done and total (configuration runs), the workload now running.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dop/bounds.hpp"
 #include "dop/program_cache.hpp"
 #include "engine/engine.hpp"
 
@@ -30,8 +31,10 @@ void Executor::Impl::use_kernel(Side& s, bool malleable) {
   if (it == s.built.end()) {
     const std::string& body = malleable ? opt.malleable_source : source;
     const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
-    const CachedProgram p = build_program_cached(s.ctx, {s.device}, range_form_prelude() + body, options,
-                                                 malleable ? file + " (malleable form)" : file);
+    const std::string origin = !malleable                     ? file
+                               : opt.malleable_origin.empty() ? file + " (malleable form)"
+                                                              : opt.malleable_origin;
+    const CachedProgram p = build_program_cached(s.ctx, {s.device}, range_form_prelude() + body, options, origin);
     ++(p.from_cache ? tally.from_cache : tally.built);
     tally.ms += p.ms;
     Side::Built b{p.program, cl::create_kernel(p.program, spec.kernel_name)};
@@ -39,8 +42,10 @@ void Executor::Impl::use_kernel(Side& s, bool malleable) {
     cl::check(clGetKernelInfo(b.kernel.get(), CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr), "clGetKernelInfo");
     const size_t want = spec.args.size() + (malleable ? 2 : 0);
     if (nargs != want)
-      throw SpecError(spec.path + ": kernel '" + spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") +
-                      " has " + std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
+      throw SpecError((malleable && !opt.malleable_origin.empty() ? opt.malleable_origin : spec.path) + ": kernel '" +
+                      spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") + " has " +
+                      std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
+    check_kernel_args(spec, b.kernel.get());
     it = s.built.emplace(key, std::move(b)).first;
   }
   s.kernel = it->second.kernel;
@@ -128,11 +133,11 @@ void Executor::Impl::set_args(Side& s, std::vector<ArgData>& args, const std::ve
     if (a.kind == ArgKind::buffer && mems.empty())
       cl::set_arg_svm(s.kernel, idx, args[i].data());
     else if (a.kind == ArgKind::buffer)
-      cl::set_arg(s.kernel, idx, sizeof(cl_mem), &mems[i]);
+      set_spec_arg(spec, i, s.kernel, sizeof(cl_mem), &mems[i]);
     else if (a.kind == ArgKind::scalar)
-      cl::set_arg(s.kernel, idx, a.bytes(), args[i].data());
+      set_spec_arg(spec, i, s.kernel, a.bytes(), args[i].data());
     else
-      cl::set_arg(s.kernel, idx, a.bytes(), nullptr);
+      set_spec_arg(spec, i, s.kernel, a.bytes(), nullptr);
   }
   if (s.malleable) {
     cl::set_arg(s.kernel, static_cast<cl_uint>(spec.args.size()), mod);

@@ -295,6 +295,7 @@ struct Executor::Impl {
   // executor.cpp: construction, rebinding, the launch as its sequence of steps, the model's decision.
   Impl(const Spec& s, const std::string& src, const cl::Selection& d, ExecutorOptions o);
   void rebind(const Spec& s);
+  void check_limits() const;
   LaunchResult launch(std::vector<ArgData>& args, const Config& cfg, double static_share = -1);
   pred::Decision decide(const std::vector<ArgData>& args) const;
 

@@ -3,6 +3,7 @@
 // the model's decision for launch_auto, and the public Executor methods, serialised per executor.
 #include <stdexcept>
 
+#include "dop/bounds.hpp"
 #include "engine/engine.hpp"
 
 namespace dop {
@@ -18,6 +19,13 @@ Executor::Impl::Impl(const Spec& s, const std::string& src, const cl::Selection&
     if (!why.empty()) throw std::invalid_argument("memory mode svm for '" + spec.name + "': " + why);
   }
   geometry();
+  check_limits();
+}
+
+// The spec's sizes against every selected device's limits, before anything is allocated or built.
+void Executor::Impl::check_limits() const {
+  for (const auto* d : {&sel.cpu, &sel.gpu})
+    if (*d) check_device_limits(spec, local, (*d)->device);
 }
 
 // Another launch of the same kernel, at any shape: sides, sub-devices, queues and built kernels are kept (a kernel
@@ -33,6 +41,7 @@ void Executor::Impl::rebind(const Spec& s) {
   spec = s;
   local_note.clear();
   geometry();
+  check_limits();
 }
 
 // One launch, as the sequence it is: resolve devices, plan memory, stage, drive, collect, learn.
@@ -40,6 +49,13 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
   if (args.size() != spec.args.size())
     throw std::invalid_argument("launch of '" + spec.name + "': " + std::to_string(args.size()) +
                                 " arguments given, the spec has " + std::to_string(spec.args.size()));
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind != ArgKind::local && args[i].bytes != spec.args[i].bytes())
+      throw std::invalid_argument("launch of '" + spec.name + "': argument '" + spec.args[i].name + "' has " +
+                                  std::to_string(args[i].bytes) + " bytes, the spec's " +
+                                  std::to_string(spec.args[i].bytes()));
+  check_buffer_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
+  const LaunchGuard guard(spec, args, "launch at " + to_string(cfg));
   Launch l(args, cfg, static_share, units);
   resolve_devices(l);      // the configuration's sides, built lazily (outside the timed region)
   plan_memory(l);          // the memory mode, and which buffers go to the GPU slice by slice

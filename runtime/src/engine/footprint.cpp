@@ -49,6 +49,53 @@ std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
   }
 }
 
+// The names range expressions may use: integer scalar arguments, the launch, and the work-items' ids: every id of
+// the launch, or in each dimension d those up to gid_hi[d] when given.
+std::map<std::string, int64_t> launch_env(const Spec& spec, const std::vector<ArgData>& args,
+                                          const std::vector<size_t>& local, const std::vector<size_t>& gid_hi) {
+  std::map<std::string, int64_t> env = integer_scalars(spec, args);
+  const size_t dims = spec.global.size();
+  for (size_t d = 0; d < 3; ++d) {
+    const std::string s = std::to_string(d);
+    const int64_t g = d < dims ? int64_t(spec.global[d]) : 1;
+    const int64_t l = d < dims && d < local.size() ? int64_t(local[d]) : 1;
+    const int64_t hi = d < gid_hi.size() ? std::min<int64_t>(int64_t(gid_hi[d]), g - 1) : g - 1;
+    env["global_size_" + s] = g;
+    env["local_size_" + s] = l;
+    env["num_groups_" + s] = (g + l - 1) / l;
+    env["global_offset_" + s] = 0;
+    env["gid_lo_" + s] = 0;
+    env["gid_hi_" + s] = hi;
+    env["group_lo_" + s] = 0;
+    env["group_hi_" + s] = hi / l;
+  }
+  env["work_dim"] = int64_t(dims);
+  return env;
+}
+
+// The bytes one argument's accesses can reach with the atoms' ranges `atom`, unclamped: reads and writes
+// (std::nullopt: no such access). False when an atom it needs has no range, or a value leaves the sane range.
+bool reach(const Footprint::Arg& arg, const std::vector<std::optional<Interval>>& atom, std::optional<Interval>& rd,
+           std::optional<Interval>& wr) {
+  for (const auto& ac : arg.accesses) {
+    Interval sum{0, 0};
+    for (const auto& t : ac.terms) {
+      Interval v{t.coef, t.coef};
+      for (size_t k : t.atoms) {
+        if (!atom[k]) return false;
+        v = mul(v, *atom[k]);
+        if (!sane(v)) return false;
+      }
+      sum = {sum.lo + v.lo, sum.hi + v.hi};
+      if (!sane(sum)) return false;
+    }
+    sum.hi += ac.bytes;  // [lo, hi): the last access ends bytes later
+    auto& acc = ac.write ? wr : rd;
+    acc = acc ? Interval{std::min(acc->lo, sum.lo), std::max(acc->hi, sum.hi)} : sum;
+  }
+  return true;
+}
+
 }  // namespace
 
 Footprint parse_footprint(const std::string& features_json, const std::string& origin) {
@@ -122,25 +169,10 @@ struct FootprintEvaluator::Atom {
 
 FootprintEvaluator::FootprintEvaluator(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
                                        const std::vector<size_t>& local)
-    : fp_(fp), spec_(spec), env_(integer_scalars(spec, args)) {
-  // The names range expressions may use: integer scalar arguments, the launch and (split dimension) the chunk.
+    : fp_(fp), spec_(spec), env_(launch_env(spec, args, local, {})) {
   const size_t dims = spec.global.size();
   split_ = dims - 1;
-  for (size_t d = 0; d < 3; ++d) {
-    const std::string s = std::to_string(d);
-    const int64_t g = d < dims ? int64_t(spec.global[d]) : 1;
-    const int64_t l = d < dims && d < local.size() ? int64_t(local[d]) : 1;
-    env_["global_size_" + s] = g;
-    env_["local_size_" + s] = l;
-    env_["num_groups_" + s] = (g + l - 1) / l;
-    env_["global_offset_" + s] = 0;
-    env_["gid_lo_" + s] = 0;
-    env_["gid_hi_" + s] = g - 1;
-    env_["group_lo_" + s] = 0;
-    env_["group_hi_" + s] = (g - 1) / l;
-    if (d == split_) split_local_ = l;
-  }
-  env_["work_dim"] = int64_t(dims);
+  split_local_ = split_ < local.size() ? int64_t(local[split_]) : 1;
   const std::string sd = std::to_string(split_);
   const std::string chunk_names[4] = {"gid_lo_" + sd, "gid_hi_" + sd, "group_lo_" + sd, "group_hi_" + sd};
   auto slot = [&](const std::string& e) {
@@ -207,30 +239,7 @@ std::vector<ArgRanges> FootprintEvaluator::operator()(size_t gid_begin, size_t g
     const auto it = fp_.args.find(a.name);
     if (it == fp_.args.end() || it->second.whole) continue;
     std::optional<Interval> rd, wr;
-    bool ok = true;
-    for (const auto& ac : it->second.accesses) {
-      Interval sum{0, 0};
-      for (const auto& t : ac.terms) {
-        Interval v{t.coef, t.coef};
-        for (size_t k : t.atoms) {
-          if (!atom[k]) {
-            ok = false;
-            break;
-          }
-          v = mul(v, *atom[k]);
-          if (!sane(v)) ok = false;
-          if (!ok) break;
-        }
-        if (!ok) break;
-        sum = {sum.lo + v.lo, sum.hi + v.hi};
-        if (!sane(sum)) ok = false;
-      }
-      if (!ok) break;
-      sum.hi += ac.bytes;  // [lo, hi): the last access ends bytes later
-      auto& acc = ac.write ? wr : rd;
-      acc = acc ? Interval{std::min(acc->lo, sum.lo), std::max(acc->hi, sum.hi)} : sum;
-    }
-    if (!ok) continue;
+    if (!reach(it->second, atom, rd, wr)) continue;
     const i128 size = i128(a.bytes());
     auto clamp = [&](const std::optional<Interval>& r) {
       if (!r) return ByteRange{0, 0};  // no such access
@@ -245,6 +254,31 @@ std::vector<ArgRanges> FootprintEvaluator::operator()(size_t gid_begin, size_t g
 std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
                                         const std::vector<size_t>& local, size_t gid_begin, size_t gid_end) {
   return FootprintEvaluator(fp, spec, args, local)(gid_begin, gid_end);
+}
+
+std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, const Spec& spec,
+                                                        const std::vector<ArgData>& args,
+                                                        const std::vector<size_t>& local,
+                                                        const std::vector<size_t>& gid_hi) {
+  std::vector<std::optional<ByteRange>> out(spec.args.size());
+  if (fp.empty()) return out;
+  const auto env = launch_env(spec, args, local, gid_hi);
+  std::vector<std::optional<Interval>> atom(fp.atoms.size());
+  for (size_t k = 0; k < fp.atoms.size(); ++k) atom[k] = evaluate(fp.ranges[k].first, fp.ranges[k].second, env);
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].kind != ArgKind::buffer) continue;
+    const auto it = fp.args.find(spec.args[i].name);
+    if (it == fp.args.end() || it->second.whole) continue;
+    std::optional<Interval> rd, wr;
+    if (!reach(it->second, atom, rd, wr)) continue;
+    if (!rd && !wr) {
+      out[i] = ByteRange{0, 0};  // never accessed
+      continue;
+    }
+    const Interval u = rd && wr ? Interval{std::min(rd->lo, wr->lo), std::max(rd->hi, wr->hi)} : rd ? *rd : *wr;
+    out[i] = ByteRange{int64_t(u.lo), int64_t(u.hi)};
+  }
+  return out;
 }
 
 }  // namespace dop

@@ -1,0 +1,49 @@
+// Guard pages behind dop's own host memory for arguments (dop/spec.hpp: ArgData), and the launch they name: a kernel
+// that runs past the end of a buffer the footprint check (dop/bounds.hpp) could not bound stops at once with a
+// message naming the launch and the argument, instead of corrupting the heap. No OpenCL (library dop_spec).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dop {
+
+struct ArgData;
+struct Spec;
+
+/// Whether host allocations have guard pages: not under AddressSanitizer (its redzones do that job, and its own
+/// SIGSEGV handler reports), nor with DOP_GUARD_PAGES=0 in the environment.
+bool guard_pages_enabled();
+
+/// Host memory for argument data: `bytes` rounded up to kGuardAlign, placed so that it ends where an inaccessible
+/// page begins, its start aligned to kGuardAlign and to the largest power of two (at most a page) that divides its
+/// rounded size: whole pages for sizes of whole pages, so that OpenCL implementations use it in place
+/// (CL_MEM_USE_HOST_PTR) as they would page-aligned memory. kGuardAlign (128 bytes) is OpenCL's largest type
+/// (long16) and PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN: a zero-copy CPU device then reads and writes these bytes
+/// themselves, so an overrun meets the guard page, not someone else's memory. Without guard pages: operator new,
+/// page-aligned. Throws std::bad_alloc.
+inline constexpr std::size_t kGuardAlign = 128;
+void* guarded_allocate(std::size_t bytes);
+void guarded_deallocate(void* p, std::size_t bytes) noexcept;
+
+/// While alive, a fault in the guard page behind one of `args`' buffers (or in the unused bytes before it: none)
+/// writes "dop: <what>: kernel '<k>' of <spec> accessed memory past the end of argument '<a>' ..." to stderr (and to
+/// the descriptor of set_guard_report_fd) and the process dies of the signal (SIGSEGV or SIGBUS), never continuing
+/// over corrupted memory. Faults elsewhere go to the handler installed before dop's (or the default action).
+/// Thread-safe; up to 64 launches at once are named (more are still stopped, with a generic message).
+class LaunchGuard {
+ public:
+  LaunchGuard(const Spec& spec, const std::vector<ArgData>& args, const std::string& what);
+  ~LaunchGuard();
+  LaunchGuard(const LaunchGuard&) = delete;
+  LaunchGuard& operator=(const LaunchGuard&) = delete;
+
+ private:
+  std::vector<int> slots_;
+};
+
+/// Also writes the guard message to `fd` (-1: only stderr): a sweep worker reports it to its supervisor.
+void set_guard_report_fd(int fd);
+
+}  // namespace dop

@@ -1,0 +1,182 @@
+// Guard pages behind argument memory and the signal handler that names the launch (dop/guard.hpp).
+#include "dop/guard.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "dop/spec.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define DOP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DOP_ASAN 1
+#endif
+#endif
+
+namespace dop {
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+std::size_t page_size() {
+  static const std::size_t p = [] {
+    const long s = ::sysconf(_SC_PAGESIZE);
+    return s > 0 ? std::size_t(s) : kPage;
+  }();
+  return p;
+}
+
+std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+
+// The layout of one guarded allocation: `body` bytes (rounded) ending at the guard page, after `pages` of mapping.
+struct Layout {
+  std::size_t body, pages;
+};
+Layout layout(std::size_t bytes) {
+  const std::size_t body = round_up(std::max<std::size_t>(bytes, 1), kGuardAlign);
+  return {body, round_up(body, page_size())};
+}
+
+// Guard pages of the launches alive now, with their preformatted messages (the handler only reads them).
+struct Slot {
+  std::atomic<bool> used{false};
+  std::atomic<std::uintptr_t> lo{0}, hi{0};  // [lo, hi): the guard page and the unused bytes before it
+  char msg[512] = {};
+  std::size_t len = 0;
+};
+constexpr int kSlots = 256;
+Slot g_slots[kSlots];
+std::atomic<int> g_report_fd{-1};
+struct sigaction g_old_segv, g_old_bus;
+
+void write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w <= 0) return;
+    p += w;
+    n -= std::size_t(w);
+  }
+}
+
+void on_fault(int sig, siginfo_t* info, void* ctx) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(info ? info->si_addr : nullptr);
+  for (auto& s : g_slots) {
+    if (!s.used.load(std::memory_order_acquire)) continue;
+    if (addr < s.lo.load(std::memory_order_acquire) || addr >= s.hi.load(std::memory_order_acquire)) continue;
+    const int fd = g_report_fd.load();
+    if (fd >= 0) write_all(fd, s.msg, s.len);  // first: the supervisor records it even if stderr blocks
+    write_all(STDERR_FILENO, s.msg, s.len);
+    ::signal(sig, SIG_DFL);  // returning re-runs the access: the process dies of the signal
+    return;
+  }
+  const struct sigaction& old = sig == SIGBUS ? g_old_bus : g_old_segv;
+  if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) return old.sa_sigaction(sig, info, ctx);
+  if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+    return old.sa_handler(sig);
+  ::signal(sig, SIG_DFL);
+}
+
+void install_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_old_segv);
+    sigaction(SIGBUS, &sa, &g_old_bus);
+  });
+}
+
+}  // namespace
+
+bool guard_pages_enabled() {
+#if DOP_ASAN
+  return false;
+#else
+  static const bool on = [] {
+    const char* e = std::getenv("DOP_GUARD_PAGES");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return on;
+#endif
+}
+
+void* guarded_allocate(std::size_t bytes) {
+  if (!guard_pages_enabled())
+    return ::operator new(round_up(std::max<std::size_t>(bytes, 1), kPage), std::align_val_t(kPage));
+  const Layout l = layout(bytes);
+  if (l.pages < l.body || l.pages + page_size() < l.pages) throw std::bad_alloc();
+  void* base = ::mmap(nullptr, l.pages + page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) throw std::bad_alloc();
+  char* guard = static_cast<char*>(base) + l.pages;
+  if (::mprotect(guard, page_size(), PROT_NONE) != 0) {
+    ::munmap(base, l.pages + page_size());
+    throw std::bad_alloc();
+  }
+  return guard - l.body;
+}
+
+void guarded_deallocate(void* p, std::size_t bytes) noexcept {
+  if (!p) return;
+  if (!guard_pages_enabled()) return ::operator delete(p, std::align_val_t(kPage));
+  const Layout l = layout(bytes);
+  ::munmap(static_cast<char*>(p) + l.body - l.pages, l.pages + page_size());
+}
+
+LaunchGuard::LaunchGuard(const Spec& spec, const std::vector<ArgData>& args, const std::string& what) {
+  if (!guard_pages_enabled()) return;
+  install_handler();
+  const std::string file = spec.path.empty() ? spec.name : spec.path;
+  for (size_t i = 0; i < args.size() && i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    const ArgData& d = args[i];
+    if (a.kind != ArgKind::buffer || d.storage.empty() || d.storage.get_allocator().memory) continue;
+    // The guard page follows the allocation's rounded body (guarded_allocate); the bytes between the data's end and
+    // it are this buffer's own, so only the page is watched.
+    const auto start = reinterpret_cast<std::uintptr_t>(d.data());
+    const std::uintptr_t guard = start + layout(d.storage.capacity() * sizeof(uint64_t)).body;
+    if (guard % page_size() != 0) continue;
+    int k = 0;
+    for (; k < kSlots; ++k) {
+      bool expected = false;
+      if (g_slots[k].used.compare_exchange_strong(expected, true)) break;
+    }
+    if (k == kSlots) break;  // the handler still stops the process (the default action), without the names
+    Slot& s = g_slots[k];
+    s.lo.store(0);
+    s.hi.store(0);
+    const std::string msg = "dop: " + what + ": kernel '" + spec.kernel_name + "' of " + file +
+                            " accessed memory past the end of args[" + std::to_string(i) + "] '" + a.name + "' (" +
+                            std::to_string(a.bytes()) + " bytes): the buffer is too small for the launch; stopped\n";
+    s.len = std::min(msg.size(), sizeof s.msg - 1);
+    std::memcpy(s.msg, msg.data(), s.len);
+    s.hi.store(guard + page_size(), std::memory_order_release);
+    s.lo.store(guard, std::memory_order_release);
+    slots_.push_back(k);
+  }
+}
+
+LaunchGuard::~LaunchGuard() {
+  for (int k : slots_) {
+    g_slots[k].lo.store(0);
+    g_slots[k].hi.store(0);
+    g_slots[k].used.store(false, std::memory_order_release);
+  }
+}
+
+void set_guard_report_fd(int fd) { g_report_fd.store(fd); }
+
+}  // namespace dop
