@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
     dop_predictor_free(p);
     return 1;
   }
-  printf("gemm %zux%zu/%zux%zu: cpu_util %.3g gpu_util %.3g (configuration %zu, predicted %.4f)\n", global[0],
-         global[1], local[0], local[1], d.cpu_util, d.gpu_util, d.index, d.predicted);
+  printf("gemm %zux%zu/%zux%zu: cpu_util %g gpu_util %g (predicted %.4f), configuration %zu of the grid\n", global[0],
+         global[1], local[0], local[1], d.cpu_util, d.gpu_util, d.predicted, d.index);
   dop_predictor_free(p);
   return 0;
 }
