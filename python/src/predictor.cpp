@@ -70,6 +70,17 @@ pred::ArgValues arg_values(const py::object& args) {
   return values;
 }
 
+// One launch's inputs from Python's arguments: what decide() and scores() both take.
+struct Query {
+  pred::CodeFeatures code;
+  pred::LaunchShape launch;
+  pred::ArgValues args;
+};
+Query query(const py::dict& features, const py::handle& global_size, const py::handle& local_size,
+            const py::object& args) {
+  return {code_features(features), launch_shape(global_size, local_size), arg_values(args)};
+}
+
 pred::Predictor load(const std::string& path, const py::object& platform_id) {
   pred::PredictorOptions options;
   if (!platform_id.is_none()) options.platform_id = platform_id.cast<std::string>();
@@ -120,11 +131,9 @@ void bind_predictor(py::module_& m) {
           "decide",
           [](const pred::Predictor& p, const py::dict& features, const py::handle& global_size,
              const py::handle& local_size, const py::object& args) {
-            const auto code = code_features(features);
-            const auto launch = launch_shape(global_size, local_size);
-            const auto values = arg_values(args);
+            const Query q = query(features, global_size, local_size, args);
             py::gil_scoped_release release;
-            return p.decide(code, launch, values);
+            return p.decide(q.code, q.launch, q.args);
           },
           py::arg("features"), py::arg("global_size"), py::arg("local_size"), py::arg("args") = py::none(),
           "The best configuration of a launch: code features by key, the NDRange's global and local sizes (an int "
@@ -133,13 +142,11 @@ void bind_predictor(py::module_& m) {
           "scores",
           [](const pred::Predictor& p, const py::dict& features, const py::handle& global_size,
              const py::handle& local_size, const py::object& args) {
-            const auto code = code_features(features);
-            const auto launch = launch_shape(global_size, local_size);
-            const auto values = arg_values(args);
+            const Query q = query(features, global_size, local_size, args);
             std::vector<double> s;
             {
               py::gil_scoped_release release;
-              s = p.scores(code, launch, values);
+              s = p.scores(q.code, q.launch, q.args);
             }
             return py::array_t<double>(py::ssize_t(s.size()), s.data());
           },
