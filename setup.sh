@@ -7,6 +7,10 @@
 #   ./setup.sh runtime    build the runtime tier only (build-runtime/, no Clang/XGBoost), no install
 #   ./setup.sh fuzz       build the libFuzzer targets with clang-15 + ASan/UBSan (build-fuzz/) and run each for
 #                         DOP_FUZZ_SECONDS (default 60) from the seed corpus in tests/data/features
+#   ./setup.sh embed      install + build, then embed dop as its users do (docs/embedding.md): `cmake --install` into
+#                         build-embed/prefix, build and run examples/ against it (CMake package and pkg-config),
+#                         `pip install .` into the venv build-embed/venv and run the Python tests, shellcheck the
+#                         Slurm script (tools/slurm/)
 #
 # Environment: DOP_JOBS (parallel build jobs, default nproc), DOP_CMAKE_ARGS (extra cmake arguments).
 set -euo pipefail
@@ -23,6 +27,7 @@ packages=(
   libclang-15-dev llvm-15-dev clang-15
   libxgboost-dev libeigen3-dev zlib1g-dev
   catch2 libbenchmark-dev
+  pkg-config python3-dev python3-venv python3-pip shellcheck
 )
 
 install_packages() {
@@ -47,6 +52,61 @@ configure_and_build() {  # dir, cmake args... (DOP_TARGET: build only that targe
 
 run_tests() {  # dir
   ctest --test-dir "$1" --output-on-failure -j "$jobs"
+}
+
+# docs/embedding.md: an installed dop, as applications, pkg-config users and Python see it.
+embed() {
+  local root=$PWD out=$PWD/build-embed
+  local prefix=$out/prefix
+  rm -rf "$prefix"
+  cmake --install build --prefix "$prefix"
+
+  echo "embed: examples/ against $prefix (CMake package dop)"
+  for e in predict_c predict_cpp executor; do
+    cmake -S "examples/$e" -B "$out/$e" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+    cmake --build "$out/$e" -j "$jobs"
+  done
+  local model=models/h100-xeon16/gbt.json
+  local c cpp pc
+  c=$("$out/predict_c/predict_c" "$model" 1024 1024 16 16 | tail -1)
+  cpp=$("$out/predict_cpp/predict_cpp" "$model" models/h100-xeon16/features.csv gemm.cl:gemm 1024,1024 16,16 \
+        nk=1024 | sed -n 1p)
+  echo "  $c"
+  echo "  $cpp"
+  # The C and the C++ API decide the same configuration with the same output for gemm's features.
+  [ "$(grep -o 'cpu_util [^)]*)' <<<"$c")" = "$(grep -o 'cpu_util [^)]*)' <<<"$cpp")" ] ||
+    { echo "embed: the C and C++ examples disagree" >&2; return 1; }
+  POCL_DEVICES="pthread pthread" "$out/executor/saxpy" 0.5,0.75 1000000
+
+  echo "embed: pkg-config dop-predictor"
+  local pcdir
+  pcdir=$(dirname "$(find "$prefix" -name dop-predictor.pc)")
+  # shellcheck disable=SC2046  # pkg-config prints several words
+  cc -o "$out/predict_c_pkgconfig" examples/predict_c/predict.c \
+    $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs dop-predictor)
+  pc=$("$out/predict_c_pkgconfig" "$model" 1024 1024 16 16 | tail -1)
+  [ "$pc" = "$c" ] || { echo "embed: pkg-config build printed '$pc', not '$c'" >&2; return 1; }
+
+  echo "embed: the installed dop exec preloads the installed interposer"
+  local preload
+  # shellcheck disable=SC2016  # expanded by the application's shell, which sees dop exec's LD_PRELOAD
+  preload=$(POCL_DEVICES="pthread pthread" "$prefix/bin/dop" exec --config 0.5,0.5 -- sh -c 'echo "$LD_PRELOAD"')
+  case "$preload" in
+    "$prefix"/*/libdop_intercept.so) echo "  LD_PRELOAD=$preload" ;;
+    *) echo "embed: dop exec preloaded '$preload', not the installed interposer" >&2; return 1 ;;
+  esac
+
+  echo "embed: Python package (pip install . into $out/venv), pytest"
+  [ -x "$out/venv/bin/python" ] || python3 -m venv "$out/venv"
+  "$out/venv/bin/pip" install -q pytest
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  "$out/venv/bin/pip" install -q "$root" -C cmake.define.dop_DIR="$(dirname "$(find "$prefix" -name dopConfig.cmake)")" \
+    "${launcher[@]}"
+  (cd "$out" && DOP_BIN="$prefix/bin/dop" "$out/venv/bin/python" -m pytest -q "$root/python/tests")
+
+  echo "embed: shellcheck tools/slurm/"
+  shellcheck tools/slurm/*.sbatch
 }
 
 case "$mode" in
@@ -80,12 +140,18 @@ case "$mode" in
       -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ -dict=features/fuzz/opencl.dict \
       build-fuzz/corpus tests/data/features
     ;;
+  embed)
+    install_packages
+    configure_and_build build -DCMAKE_BUILD_TYPE=Release -DDOP_WERROR=ON
+    export CCACHE_BASEDIR=$PWD  # the pip build compiles the bindings through ccache
+    embed
+    ;;
   runtime)
     configure_and_build build-runtime -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF -DDOP_BUILD_TESTS=OFF \
       -DDOP_BUILD_BENCHMARKS=OFF
     ;;
   *)
-    echo "usage: $0 [build|test|sanitize|fuzz|runtime]" >&2
+    echo "usage: $0 [build|test|sanitize|fuzz|runtime|embed]" >&2
     exit 2
     ;;
 esac

@@ -2,6 +2,7 @@
 // (docs/intercept.md) with the configuration in the environment.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -19,6 +20,9 @@
 
 #ifndef DOP_INTERCEPT_BUILD_PATH
 #define DOP_INTERCEPT_BUILD_PATH ""
+#endif
+#ifndef DOP_INTERCEPT_FROM_BINDIR  // the installed lib folder relative to the installed bin folder
+#define DOP_INTERCEPT_FROM_BINDIR "../lib"
 #endif
 #ifndef DOP_INTERCEPT_PRELOAD_FIRST
 #define DOP_INTERCEPT_PRELOAD_FIRST ""
@@ -46,8 +50,8 @@ std::string absolute(const std::string& p) {
   return realpath(p.c_str(), buf) ? std::string(buf) : p;
 }
 
-// --lib, then DOP_INTERCEPT_LIB, then ../lib next to this dop binary (build tree and install prefix), then the
-// build tree this dop was built in.
+// --lib, then DOP_INTERCEPT_LIB, then the lib folder next to this dop binary (the install prefix's, then ../lib of
+// the build tree), then the build tree this dop was built in.
 std::string find_library(const std::string& flag) {
   if (!flag.empty()) {
     if (!is_file(flag)) throw std::invalid_argument("--lib " + flag + ": no such file");
@@ -63,7 +67,10 @@ std::string find_library(const std::string& flag) {
   if (n > 0) {
     std::string dir(exe, size_t(n));
     dir = dir.substr(0, dir.rfind('/'));
-    tried.push_back(dir + "/../lib/libdop_intercept.so");
+    for (const std::string lib : {DOP_INTERCEPT_FROM_BINDIR, "../lib"}) {
+      const std::string p = dir + "/" + lib + "/libdop_intercept.so";
+      if (std::find(tried.begin(), tried.end(), p) == tried.end()) tried.push_back(p);
+    }
   }
   tried.push_back(DOP_INTERCEPT_BUILD_PATH);
   for (const auto& p : tried)
