@@ -86,6 +86,7 @@ struct BufferState;  // residency.hpp
 struct BufferInfo {
   size_t size = 0;
   cl_mem_flags flags = 0;
+  bool aliased = false;  // a sub-buffer or an image over it exists: dop's results are never left stale in it
   std::shared_ptr<BufferState> state;  // dop's host copy and what is valid where; made at the first dop launch
 };
 

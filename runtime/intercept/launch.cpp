@@ -6,6 +6,7 @@
 //             they are not current), its results left there until the application needs them;
 //   fallback  what dop cannot run: the real enqueue, with the reason in the log.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "interpose.hpp"  // first: it sets which OpenCL APIs are in use
@@ -29,8 +31,9 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------------
 
 struct DopState {
-  std::mutex m;         // guards everything below
-  std::mutex launch_m;  // one dop launch at a time: a launch owns both devices
+  std::atomic<bool> ready{false};  // initialise has run: sel, config, auto_config and init_error no longer change
+  std::mutex m;                    // guards everything below
+  std::mutex launch_m;             // one dop launch at a time: a launch owns both devices
   bool initialised = false;
   std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
   cl::Selection sel;
@@ -43,8 +46,9 @@ struct DopState {
   struct Entry {
     std::mutex m;  // guards exec and args
     std::unique_ptr<Executor> exec;
-    std::vector<ArgData> args;  // scalars, and the buffers while a launch runs (svm: in the executor's memory)
-    int launches = 0;           // that ran: the first runs synchronously, so that a build error can fall back
+    std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
+    int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
+    std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
@@ -70,6 +74,19 @@ struct DopState {
 DopState& dop_state() {
   static DopState* s = new DopState;  // never destroyed (see tables())
   return *s;
+}
+
+// The decision is the application's own device in whole: nothing for dop to add.
+bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel) {
+  if (sel.gpu && app_device == sel.gpu->device) return c.cpu == 0 && c.gpu >= 1;
+  if (sel.cpu && app_device == sel.cpu->device) return c.gpu == 0 && c.cpu >= 1;
+  return false;
+}
+
+cl_device_id queue_device(cl_command_queue q) {
+  cl_device_id d = nullptr;
+  if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS) return nullptr;
+  return d;
 }
 
 // Called with dop_state().m held and the guard set.
@@ -114,6 +131,14 @@ void initialise(DopState& s) {
   } catch (const std::exception& e) {
     s.init_error = e.what();
   }
+  s.ready.store(true, std::memory_order_release);
+}
+
+// A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
+bool fixed_native(cl_command_queue queue) {
+  DopState& s = dop_state();
+  if (!s.ready.load(std::memory_order_acquire) || !s.init_error.empty() || s.auto_config) return false;
+  return native_route(s.config, queue_device(queue), s.sel);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -301,6 +326,7 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   }
   apply_forms(forms, opt);
   auto fresh = std::make_shared<DopState::Entry>();
+  fresh->model = opt.model;
   fresh->exec = std::make_unique<Executor>(spec, *plan.source, s.sel, opt);
   if (s.memory == MemoryMode::svm) {
     fresh->args = fresh->exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
@@ -340,19 +366,6 @@ void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
 // ---------------------------------------------------------------------------------------------------------------
 // Routes
 // ---------------------------------------------------------------------------------------------------------------
-
-// The decision is the application's own device in whole: nothing for dop to add.
-bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel) {
-  if (sel.gpu && app_device == sel.gpu->device) return c.cpu == 0 && c.gpu >= 1;
-  if (sel.cpu && app_device == sel.cpu->device) return c.gpu == 0 && c.cpu >= 1;
-  return false;
-}
-
-cl_device_id queue_device(cl_command_queue q) {
-  cl_device_id d = nullptr;
-  if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS) return nullptr;
-  return d;
-}
 
 size_t work_groups(cl_uint work_dim, const size_t* global, const size_t* local) {
   size_t n = 1;
@@ -739,12 +752,36 @@ std::string decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_
     if (f != s.failed.end()) return "failed before: " + f->second;
   }
   d.entry = executor_for(s, plan, d.spec, d.key);
+  {
+    std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
+    const Spec& es = d.entry->exec->spec();
+    for (size_t i = 0; i < d.spec.args.size() && i < es.args.size(); ++i) d.spec.args[i].name = es.args[i].name;
+  }
   if (d.automatic) {
-    std::lock_guard<std::mutex> l(d.entry->m);
-    bind_shape(*d.entry, d.spec);
-    set_scalars(*d.entry, plan);
+    // The launch's shape and integer scalars straight to the predictor (memoised): the executor is rebound only if
+    // dop runs the launch. A launch that leaves the work-group size open is asked at the executor's choice.
     const auto t = Clock::now();
-    const pred::Decision pd = d.entry->exec->decide(d.entry->args);
+    pred::LaunchShape shape;
+    shape.work_dim = work_dim;
+    std::vector<size_t> wg;
+    if (!local) {
+      std::lock_guard<std::mutex> l(d.entry->m);
+      wg = d.entry->exec->local_size();
+    }
+    for (cl_uint i = 0; i < work_dim; ++i) {
+      shape.global[i] = global[i];
+      shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
+    }
+    std::vector<ArgData> values(d.spec.args.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i].spec = &d.spec.args[i];
+      if (d.spec.args[i].kind != ArgKind::scalar) continue;
+      values[i].storage.resize(1);
+      values[i].bytes = plan.args[i].bytes.size();
+      std::memcpy(values[i].data(), plan.args[i].bytes.data(), values[i].bytes);
+    }
+    const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code, shape,
+                                                                integer_scalars(d.spec, values));
     d.decide_us = ms_between(t, Clock::now()) * 1e3;
     d.config = pd.config;
     const cl_device_id dev = queue_device(queue);
@@ -802,6 +839,10 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
                                        local_work_size, n, list, event);
   };
   if (t_inside) return real(num_events_in_wait_list, event_wait_list);
+  // The fast path: a fixed configuration that is the queue's device in whole, and no buffer dop ever ran with: nothing
+  // to decide, flush or log.
+  if (!log_enabled() && !any_buffer_state() && fixed_native(command_queue))
+    return real(num_events_in_wait_list, event_wait_list);
   LaunchPlan plan;
   bool tracked = false;
   std::string why;

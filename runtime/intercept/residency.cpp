@@ -4,6 +4,7 @@
 #include "residency.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace dop::intercept {
@@ -90,6 +91,8 @@ size_t RangeSet::bytes() const {
 
 namespace {
 
+std::atomic<bool> g_states_made{false};
+
 REAL(clEnqueueWriteBuffer);
 REAL(clEnqueueReadBuffer);
 REAL(clWaitForEvents);
@@ -125,8 +128,8 @@ void check(cl_int err, const char* what, const BufferState& st) {
 
 }  // namespace
 
-BufferState::BufferState(cl_mem m, size_t bytes, cl_mem_flags flags) : mem(m), size(bytes) {
-  eager = (flags & CL_MEM_USE_HOST_PTR) != 0;
+BufferState::BufferState(cl_mem m, size_t bytes, cl_mem_flags flags, bool aliased) : mem(m), size(bytes) {
+  eager = aliased || (flags & CL_MEM_USE_HOST_PTR) != 0;
   spec.kind = ArgKind::buffer;
   spec.type = ElemType::u8;
   spec.count = size;
@@ -148,10 +151,14 @@ std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create) {
   std::lock_guard<std::mutex> l(t.m);
   auto it = t.buffers.find(m);
   if (it == t.buffers.end()) return nullptr;
-  if (!it->second.state && create)
-    it->second.state = std::make_shared<BufferState>(m, it->second.size, it->second.flags);
+  if (!it->second.state && create) {
+    it->second.state = std::make_shared<BufferState>(m, it->second.size, it->second.flags, it->second.aliased);
+    g_states_made.store(true, std::memory_order_release);
+  }
   return it->second.state;
 }
+
+bool any_buffer_state() { return g_states_made.load(std::memory_order_acquire); }
 
 void release_events(std::vector<cl_event>& events) {
   for (cl_event e : events) real_clReleaseEvent(e);

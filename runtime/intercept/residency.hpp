@@ -37,7 +37,7 @@ class RangeSet {
 /// `shadow` (where `host_valid` says), and `stale` (bytes of the cl_mem that are not current) lies within
 /// `host_valid`. Guarded by `m`; a dop launch holds it for its whole run.
 struct BufferState {
-  BufferState(cl_mem mem, size_t size, cl_mem_flags flags);
+  BufferState(cl_mem mem, size_t size, cl_mem_flags flags, bool aliased);
   ~BufferState();  // waits for the writes still reading the shadow
   BufferState(const BufferState&) = delete;
   BufferState& operator=(const BufferState&) = delete;
@@ -63,6 +63,8 @@ std::unique_lock<std::mutex> when_idle(BufferState& st);
 
 /// The state of a tracked buffer, made when `create`; null for a buffer the tables do not know.
 std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create);
+/// Whether any buffer state was ever made (until then no buffer can lack dop's results: launches skip the protocol).
+bool any_buffer_state();
 
 /// Before a command of the application's (or a real kernel) uses bytes [lo, hi) of the buffer on `queue`: the stale
 /// ones are written from dop's copy with non-blocking writes; their events are appended to `waits` (the caller puts

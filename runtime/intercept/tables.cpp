@@ -69,7 +69,7 @@ void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
   t.other_mems.erase(m);
-  t.buffers[m] = BufferInfo{size, flags, nullptr};
+  t.buffers[m] = BufferInfo{size, flags, false, nullptr};
 }
 
 // A new application kernel: its argument count and, where the implementation answers, the arguments' address
@@ -119,7 +119,14 @@ std::string kernel_name_of(cl_kernel k) {
 // after every later dop launch, so that the alias always sees them.
 void buffer_aliased(cl_mem parent) {
   if (!parent || t_inside) return;
-  auto st = buffer_state(parent, true);
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto it = t.buffers.find(parent);
+    if (it == t.buffers.end()) return;
+    it->second.aliased = true;
+  }
+  auto st = buffer_state(parent, false);
   if (!st) return;
   Inside guard;
   auto l = when_idle(*st);
