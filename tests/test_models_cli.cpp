@@ -1,6 +1,7 @@
 // dop train / eval / predict / export as users run them, on the committed PoCL sweep dataset.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -99,6 +100,45 @@ TEST_CASE("dop predict, export: a committed model", "[cli][models]") {
   r = run_command(dop_binary() + " export " + model + " --header " + tmp("exported.hpp") + " --namespace 9bad");
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("not a C++ namespace name"));
+}
+
+TEST_CASE("dop report and dop train read a dataset alike: an inf time is an invalid row, a repeat is refused",
+          "[cli][models]") {
+  const std::string text = read_file(kData);
+  const size_t line2 = text.find('\n') + 1, line3 = text.find('\n', line2) + 1, line4 = text.find('\n', line3) + 1;
+  // Line 2's median time (three columns after cpu_cores: median, min, max) becomes inf.
+  std::string row2 = text.substr(line2, line3 - line2);
+  std::vector<std::string> cols;
+  for (size_t a = 0, b; a <= line2 - 1; a = b + 1) {
+    b = text.find_first_of(",\n", a);
+    cols.push_back(text.substr(a, b - a));
+    if (text[b] == '\n') break;
+  }
+  const size_t median = size_t(std::find(cols.begin(), cols.end(), "time_ms_median") - cols.begin());
+  REQUIRE(median < cols.size());
+  size_t at = 0;
+  for (size_t k = 0; k < median; ++k) at = row2.find(',', at) + 1;
+  row2.replace(at, row2.find(',', at) - at, "inf");
+  write(tmp("inf.csv"), text.substr(0, line2) + row2 + text.substr(line3));
+  auto r = run_command(dop_binary() + " report " + tmp("inf.csv"));
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("warning: " + tmp("inf.csv") +
+                                    ":2: invalid row (time_ms_median 'inf' is not a "
+                                    "positive time), not used"));
+  CHECK_THAT(r.out, Catch::Contains("1319 valid rows (1 invalid skipped)"));
+#if DOP_ANALYSIS
+  r = run_command(dop_binary() + " train " + tmp("inf.csv") + " --model dt --cv 2 --no-loko");
+  CHECK_THAT(r.out, Catch::Contains(tmp("inf.csv") + ":2: invalid row (time_ms_median 'inf' is not a positive time)"));
+#endif
+  // Line 3 again at the end: the same platform, workload and configuration measured twice.
+  write(tmp("twice.csv"), text + text.substr(line3, line4 - line3));
+  for (const char* cmd : {" report ", DOP_ANALYSIS ? " train " : " report "}) {
+    r = run_command(dop_binary() + cmd + tmp("twice.csv") + (cmd[1] == 't' ? " --model dt --cv 2" : ""));
+    CHECK(r.rc == 1);
+    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") + ":1322: workload 'atax1_small_n500_wg256' at configuration "
+                                                         "(0, 0.25) again (first at line 3)"));
+  }
 }
 
 TEST_CASE("dop predict warns when the model was not trained on these devices, naming both platform ids",

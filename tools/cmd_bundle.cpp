@@ -38,6 +38,16 @@ void run_bundle(const BundleFlags& f) {
   features::Options fo;
   fo.build_options = f.build_options;
   auto analysis = features::analyze(source, f.file, fo);
+  // A file the OpenCL compiler would refuse makes no bundle: its features and forms would be of what Clang
+  // recovered, not of the kernel.
+  for (const auto& d : analysis.diagnostics) {
+    if (d.severity != features::Diagnostic::Severity::error && d.severity != features::Diagnostic::Severity::fatal)
+      continue;
+    for (const auto& all : analysis.diagnostics) std::cerr << all.str() << "\n";
+    throw std::runtime_error(d.str() + " (" + f.file + " does not compile" +
+                             (f.build_options.empty() ? "" : " with options '" + f.build_options + "'") +
+                             "): no bundle written");
+  }
   std::string kernel = f.kernel, names;
   for (const auto& k : analysis.kernels) names += (names.empty() ? "" : ", ") + k.name;
   if (kernel.empty()) {
