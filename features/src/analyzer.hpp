@@ -396,6 +396,7 @@ class KernelAnalyzer {
   std::vector<Frame*> frames_;
   std::map<std::vector<int>, int64_t> bytes_;
   std::set<const clang::Decl*> reported_;
+  std::set<std::string> reported_calls_;  ///< callees without a declaration, warned about once
   // footprint
   std::map<int, const clang::VarDecl*> object_vars_;
   std::vector<std::vector<FpAccess>> fp_acc_;  ///< per argument
