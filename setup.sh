@@ -6,7 +6,8 @@
 #   ./setup.sh sanitize   install + build with ASan+UBSan (build-asan/) + run every test
 #   ./setup.sh runtime    build the runtime tier only (build-runtime/, no Clang/XGBoost), no install
 #   ./setup.sh fuzz       build the libFuzzer targets with clang-15 + ASan/UBSan (build-fuzz/) and run each for
-#                         DOP_FUZZ_SECONDS (default 60) from the seed corpus in tests/data/features
+#                         DOP_FUZZ_SECONDS (default 60) from its seeds: OpenCL C (tests/data/features), specs
+#                         (tests/data/run, kernels/gemm)
 #   ./setup.sh embed      install + build, then embed dop as its users do (docs/embedding.md): `cmake --install` into
 #                         build-embed/prefix, build and run examples/ against it (CMake package and pkg-config),
 #                         `pip install .` into the venv build-embed/venv and run the Python tests, shellcheck the
@@ -129,16 +130,24 @@ case "$mode" in
     install_packages
     CC=clang-15 CXX=clang++-15 DOP_TARGET=fuzz_features configure_and_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_FUZZ=ON \
       -DDOP_SANITIZE=ON -DDOP_BUILD_TESTS=OFF -DDOP_BUILD_BENCHMARKS=OFF
-    # New inputs go to build-fuzz/corpus (kept between runs); tests/data/features seeds it and is only read.
-    # A crash, a leak, or one input taking more than -timeout seconds fails the run (and CI).
-    mkdir -p build-fuzz/corpus build-fuzz/artifacts
+    cmake --build build-fuzz -j "$jobs" --target fuzz_spec
+    # New inputs go to build-fuzz/corpus* (kept between runs); the seeds are only read. A crash, a leak, or one
+    # input taking more than -timeout seconds fails the run (and CI).
+    mkdir -p build-fuzz/corpus build-fuzz/corpus-spec build-fuzz/artifacts
     # Leaks inside libclang-cpp/libLLVM are suppressed as in the tests (tests/lsan.supp): when Clang crashes on an
     # input (Clang 15 bugs exist), the parse is recovered and what Clang had allocated is deliberately leaked.
-    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
-      build-fuzz/bin/fuzz_features -max_total_time="${DOP_FUZZ_SECONDS:-60}" -max_len=4096 -timeout=10 \
-      -rss_limit_mb=2560 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/ -dict=features/fuzz/opencl.dict \
-      build-fuzz/corpus tests/data/features
+    fuzz() {  # target, libFuzzer arguments...
+      local target=$1
+      shift
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
+        "build-fuzz/bin/$target" -max_total_time="${DOP_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2560 \
+        -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$target-" "$@"
+    }
+    # OpenCL C sources into the feature extractor (seeds: tests/data/features).
+    fuzz fuzz_features -max_len=4096 -dict=features/fuzz/opencl.dict build-fuzz/corpus tests/data/features
+    # Workload specs, parsed and checked against kernel signatures (seeds: the specs of tests/data/run, kernels/gemm).
+    fuzz fuzz_spec -max_len=4096 -dict=features/fuzz/spec.dict build-fuzz/corpus-spec tests/data/run kernels/gemm
     ;;
   embed)
     install_packages

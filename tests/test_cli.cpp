@@ -1,6 +1,8 @@
 // The dop binary as a user runs it.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support.hpp"
 
@@ -14,8 +16,55 @@ TEST_CASE("dop --version and --help") {
   r = run_command(dop_binary() + " devices --help");
   CHECK(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("--json"));
-  r = run_command(dop_binary());
-  CHECK(r.rc != 0);  // a subcommand is required
+  r = run_command(dop_binary() + " run --help");
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("--config"));
+}
+
+TEST_CASE("dop: bad usage exits 2 with CLI11's message, whatever CLI11's own code for it") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"", "A subcommand is required"},                                         // RequiredError (106)
+      {"frobnicate", "A subcommand is required"},                               // no such subcommand
+      {"devices --no-such-flag", "--no-such-flag"},                             // ExtrasError
+      {"run", "spec is required"},                                              // RequiredError: the positional
+      {"sweep --set paper --out x.csv --repeat 0", "--repeat"},                 // ValidationError (105)
+      {"sweep --set paper --out x.csv --repeat many", "many"},                  // ConversionError (101)
+      {"report a.csv b.csv", "b.csv"},                                          // ExtrasError: one positional
+      {"synth emit --out /nonexistent/never", "give workload names or --all"},  // dop's own UsageError
+  };
+  for (const auto& c : cases) {
+    const auto r = run_command(dop_binary() + " " + c.args);
+    INFO("dop " << c.args << ": " << r.out);
+    CHECK(r.rc == 2);
+    CHECK_THAT(r.out, Catch::Contains("dop: usage error:") && Catch::Contains(c.says) &&
+                          Catch::Contains("Run with --help for more information."));
+  }
+  // An error in what the flags name (not usage) is 1.
+  const auto r = run_command(dop_binary() + " run /nonexistent/spec.json");
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::StartsWith("dop: error:"));
+}
+
+TEST_CASE("dop sweep --help names every size of the real-world kernels' specs") {
+  // The sizes as the spec files under kernels/ have them: <kernel>_<size>_<dims>_wg<wg>.json.
+  std::set<std::string> sizes;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(DOP_SOURCE_DIR) + "/kernels")) {
+    if (e.path().extension() != ".json") continue;
+    const std::string name = e.path().stem().string();
+    const size_t a = name.find('_'), b = name.find('_', a + 1);
+    if (a != std::string::npos && b != std::string::npos) sizes.insert(name.substr(a + 1, b - a - 1));
+  }
+  REQUIRE(sizes.size() >= 4);
+  const auto r = run_command(dop_binary() + " sweep --help");
+  REQUIRE(r.rc == 0);
+  for (const auto& size : sizes) {
+    INFO(size);
+    CHECK_THAT(r.out, Catch::Contains(" " + size + " |") || Catch::Contains("| " + size + " "));
+  }
 }
 
 TEST_CASE("dop devices --json lists the PoCL devices with roles") {

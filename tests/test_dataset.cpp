@@ -201,3 +201,29 @@ TEST_CASE("the code-feature table is keyed by kernel file name and kernel", "[da
   CHECK_THROWS_WITH(dop::read_code_feature_table(short_row),
                     Catch::Contains(short_row + ":2: 3 fields, the header has 5"));
 }
+
+TEST_CASE("a row's measurement: a time that is no positive finite number is invalid, a repeat is refused",
+          "[dataset]") {
+  const std::string path = write_text("measured.csv", dataset_text({row("w", 1, 1, "inf"), row("w", 0.5, 1, "-0"),
+                                                                    row("w", 0, 1), row("v", 0, 1), row("w", 0, 1)}));
+  const dop::DatasetTable d = dop::read_dataset(path);
+  REQUIRE(d.csv.rows.size() == 5);
+  dop::DuplicateRowCheck duplicates;
+  std::vector<dop::DatasetMeasurement> m;
+  for (size_t i = 0; i < 4; ++i) {
+    const dop::DatasetRowReader r(d.csv, d.csv.rows[i]);
+    m.push_back(dop::read_measurement(r, d.columns));
+    duplicates.add(r, d.columns, m.back());
+  }
+  CHECK_FALSE(m[0].valid);
+  CHECK(m[0].why == "time_ms_median 'inf' is not a positive time");
+  CHECK_FALSE(m[1].valid);
+  CHECK(m[1].why == "time_ms_median '-0' is not a positive time");
+  CHECK(m[2].valid);
+  CHECK(m[2].cpu_util == 0);
+  CHECK(m[2].time_ms_median == 2.5);
+  CHECK(m[3].valid);  // another workload at the same configuration
+  const dop::DatasetRowReader fifth(d.csv, d.csv.rows[4]);
+  CHECK_THROWS_WITH(duplicates.add(fifth, d.columns, dop::read_measurement(fifth, d.columns)),
+                    path + ":6: workload 'w' at configuration (0, 1) again (first at line 4)");
+}

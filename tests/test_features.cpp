@@ -526,3 +526,50 @@ TEST_CASE("expressions of trip counts evaluate with launch values") {
   t.expr = "N - 10";
   CHECK(t.evaluate({{"N", 4}}) == 0);  // a negative count means the loop does not run
 }
+
+TEST_CASE("a call to a function the file does not declare is kept: pointer arguments read and written, a warning") {
+  // The unbraced loop whose body is the call used to vanish with it (all-zero features), and so did the braced one's
+  // call; the rest of the kernel is analysed as written.
+  const std::string src =
+      "__kernel void scale_rows(__global float* out, __global const float* in, int n) {\n"
+      "  const int i = get_global_id(0);\n"
+      "  for (int j = 0; j < n; j++)\n"
+      "    scale_row(out, in, i * n + j);\n"
+      "  if (i == 0) {\n"
+      "    finish(out);\n"
+      "  }\n"
+      "  out[i] += in[i];\n"
+      "}\n";
+  const auto r = dop::features::analyze(src, "scale_rows.cl");
+  REQUIRE(r.kernels.size() == 1);
+  const auto& k = r.kernels[0];
+  CHECK(k.loops == 1);
+  CHECK(k.loops_symbolic_trip == 1);
+  REQUIRE(k.loop_list.size() == 1);
+  CHECK(k.loop_list[0].line == 3);
+  CHECK(k.loop_list[0].trip.expr == "n");
+  CHECK(k.branches == 1);
+  CHECK(k.mem_global_loads == 2);  // out[i] and in[i] of line 8
+  CHECK(k.mem_global_stores == 1);
+  CHECK(arg(k, "out").access() == "read_write");
+  CHECK(arg(k, "in").access() == "read_write");  // assumed: what scale_row does with it is unknown
+  CHECK_FALSE(k.complete);                       // the file does not compile: Clang's error stays
+  for (const auto& a : k.footprint.args) {
+    INFO(a.name);
+    CHECK(a.whole);
+  }
+  // The warnings name the function, the file and the line of the call.
+  auto warned = [&](const std::string& fn, unsigned line) {
+    for (const auto& d : r.diagnostics)
+      if (d.severity == dop::features::Diagnostic::Severity::warning && d.file == "scale_rows.cl" && d.line == line &&
+          d.message.find("call to '" + fn + "', which is not declared") != std::string::npos &&
+          d.message.find("pointer arguments are assumed read and written") != std::string::npos)
+        return true;
+    return false;
+  };
+  CHECK(warned("scale_row", 4));
+  CHECK(warned("finish", 6));
+  CHECK(has_diagnostic(r, "use of undeclared identifier 'scale_row'"));
+  // The guessed declarations' own errors are not the file's.
+  for (const auto& d : r.diagnostics) CHECK(d.file == "scale_rows.cl");
+}

@@ -103,3 +103,29 @@ TEST_CASE("dop features works on every kernel file in the repository") {
   }
   CHECK(files >= 29);
 }
+
+TEST_CASE("dop features whose analysis timed out exits 1 unless --accept-partial") {
+  // A kernel long enough that neither the parse nor the analysis ends in 1 ms.
+  const auto path = std::filesystem::temp_directory_path() / "dop_features_long.cl";
+  {
+    std::ofstream f(path);
+    f << "__kernel void long_one(__global float* a) {\n  float x = a[get_global_id(0)];\n";
+    for (int i = 0; i < 20000; ++i) f << "  x = x * 1.0001f + a[" << i << "];\n";
+    f << "  a[get_global_id(0)] = x;\n}\n";
+  }
+  auto r = run_command(dop_binary() + " features --csv --time-limit 1 " + path.string());
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out,
+             Catch::Contains("dop: error: the analysis of '" + path.string() + "' timed out (--time-limit 1 ms)") &&
+                 Catch::Contains("--accept-partial"));
+  CHECK_THAT(r.out, !Catch::Contains("file,kernel"));  // no partial rows
+  r = run_command(dop_binary() + " features --json --time-limit 1 --accept-partial " + path.string() + " 2>/dev/null");
+  CHECK(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["kernels"][0]["complete"] == false);
+  // With time enough, the same file is whole and exits 0.
+  r = run_command(dop_binary() + " features --json --time-limit 0 " + path.string() + " 2>/dev/null");
+  CHECK(r.rc == 0);
+  CHECK(nlohmann::json::parse(r.out)["kernels"][0]["complete"] == true);
+  std::filesystem::remove(path);
+}

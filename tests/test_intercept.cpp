@@ -384,7 +384,7 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   REQUIRE(lines.size() == 1);
   CHECK(field(lines[0], "auto") == (chosen == "1,0" ? "model" : "native"));  // a class starts natively
   r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
-  CHECK(r.rc == 1);
+  CHECK(r.rc == 2);  // bad usage
   CHECK(r.out.find("--config auto needs --model") != std::string::npos);
 }
 #endif

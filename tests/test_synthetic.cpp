@@ -489,7 +489,7 @@ TEST_CASE("dop synth emit errors name the problem and write nothing") {
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("cannot create output folder '" + (dir / "file" / "sub").string() + "'"));
   r = run_command(dop_binary() + " synth emit --out " + dir.string());
-  CHECK(r.rc == 1);
+  CHECK(r.rc == 2);  // bad usage
   CHECK_THAT(r.out, Catch::Contains("give workload names or --all"));
   r = run_command(dop_binary() + " synth emit 1mat3d_d1_float_s1_wg64 --out " + dir.string() + " --scale 0");
   CHECK(r.rc == 1);

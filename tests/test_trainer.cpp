@@ -207,7 +207,7 @@ TEST_CASE("malformed datasets are refused naming file, line and column", "[train
   std::string l1, l2;
   std::getline(in, l1);
   std::getline(in, l2);
-  refuse(good + l2 + "\n", "workload 'w0' at configuration (0.000, 0.125) again (first at line 2)");
+  refuse(good + l2 + "\n", "workload 'w0' at configuration (0, 0.125) again (first at line 2)");
   refuse(replace_line(good, 12, "synth,", "other,"), "rows of several platforms (synth, other)");
   refuse("", "empty (no header line)");
   CHECK_THROWS_WITH(train::load_dataset(tmp("nope.csv")), Catch::Contains("nope.csv: cannot be read"));

@@ -454,3 +454,25 @@ TEST_CASE("dop bundle and dop run --bundle --validate through the CLI") {
   CHECK(r.rc != 0);
   CHECK_THAT(r.out, Catch::Contains("no kernel 'nope'"));
 }
+
+TEST_CASE("dop bundle of a kernel that does not compile writes nothing and names the error") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/transform_cli_test";
+  std::filesystem::create_directories(dir);
+  const std::string src = dir + "/broken.cl", out = dir + "/broken.bundle.json";
+  write_file(src,
+             "__kernel void broken(__global float* a) {\n"
+             "  const int i = get_global_id(0);\n"
+             "  a[i] = a[i] * 2.0f\n"  // no semicolon
+             "}\n");
+  std::filesystem::remove(out);
+  auto r = run_command(dop_binary() + " bundle " + src + " --kernel broken --out " + out);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("dop: error: " + src + ":3:") && Catch::Contains("expected ';'") &&
+                        Catch::Contains("does not compile): no bundle written"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Fixed, it bundles.
+  write_file(src, "__kernel void broken(__global float* a) { a[get_global_id(0)] *= 2.0f; }\n");
+  r = run_command(dop_binary() + " bundle " + src + " --out " + out);
+  CHECK(r.rc == 0);
+  CHECK(std::filesystem::exists(out));
+}

@@ -39,6 +39,16 @@ Bundle make_bundle(const std::string& file, const std::string& source, std::stri
   features::Options fo;
   fo.build_options = build_options;
   auto analysis = features::analyze(source, file, fo);
+  // A file the OpenCL compiler would refuse makes no bundle: its features and forms would be of what Clang
+  // recovered, not of the kernel.
+  for (const auto& d : analysis.diagnostics) {
+    if (d.severity != features::Diagnostic::Severity::error && d.severity != features::Diagnostic::Severity::fatal)
+      continue;
+    for (const auto& all : analysis.diagnostics) std::cerr << all.str() << "\n";
+    throw std::runtime_error(d.str() + " (" + file + " does not compile" +
+                             (build_options.empty() ? "" : " with options '" + build_options + "'") +
+                             "): no bundle written");
+  }
   std::string names;
   for (const auto& k : analysis.kernels) names += (names.empty() ? "" : ", ") + k.name;
   if (kernel.empty()) {

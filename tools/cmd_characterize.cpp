@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "dop/runtime.hpp"
+#include "platform_id.hpp"
 
 namespace dop::cli {
 
@@ -155,7 +156,7 @@ void run_characterize(const CharFlags& f) {
   const Grid grid;
   nlohmann::json rec;
   rec["format"] = "dop-platform/1";
-  rec["platform_id"] = f.name.empty() ? sel.cpu->name + (sel.gpu ? " + " + sel.gpu->name : std::string()) : f.name;
+  rec["platform_id"] = f.name.empty() ? devices_platform_id(sel) : f.name;
   rec["grid"] = {{"cpu_levels", grid.cpu_levels}, {"gpu_levels", grid.gpu_levels}};
   rec["cpu"] = device_record(*sel.cpu);
   std::printf("platform %s\n", rec["platform_id"].get<std::string>().c_str());

@@ -82,7 +82,7 @@ std::string find_library(const std::string& flag) {
 
 [[noreturn]] void run_exec(const ExecFlags& f) {
   if (f.config == "auto") {  // fail here, not in the application
-    if (f.model.empty() && !std::getenv("DOP_MODEL")) throw std::invalid_argument("--config auto needs --model M.json");
+    if (f.model.empty() && !std::getenv("DOP_MODEL")) throw UsageError("--config auto needs --model M.json");
   } else if (!f.config.empty()) {
     parse_config(f.config);
   }

@@ -22,6 +22,7 @@ struct FeaturesFlags {
   std::string build_options;
   bool json = false;
   bool csv = false;
+  bool accept_partial = false;
   unsigned time_limit_ms = 2000;
 };
 
@@ -73,6 +74,10 @@ void run_features(const FeaturesFlags& f) {
 
   if (!f.json)
     for (const auto& d : result.diagnostics) std::cerr << d.str() << "\n";
+  if (result.timed_out && !f.accept_partial)  // nothing printed: partial rows would pass for whole ones
+    throw std::runtime_error("the analysis of '" + f.file + "' timed out (--time-limit " +
+                             std::to_string(f.time_limit_ms) +
+                             " ms): its features would be partial; --accept-partial prints them, or give more time");
   if (result.kernels.empty())
     throw std::runtime_error("no kernel in '" + f.file + "'" +
                              (result.has_errors() ? " (it has compile errors, see above)" : ""));
@@ -115,6 +120,9 @@ void add_features(CLI::App& app) {
   json->excludes(csv);
   cmd->add_option("--time-limit", flags->time_limit_ms, "Time limit per kernel in milliseconds (0: none)")
       ->capture_default_str();
+  cmd->add_flag("--accept-partial", flags->accept_partial,
+                "Print the features when the time limit cut the analysis short (partial, and marked so); without "
+                "it that is an error");
   cmd->callback([flags] { run_features(*flags); });
 }
 

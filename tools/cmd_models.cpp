@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
+#include "platform_id.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
 #endif
@@ -66,25 +67,26 @@ struct PredictFlags {
   std::string model, source, kernel, features, global, local, platform_id, build_options;
   std::vector<std::string> args;
   bool json = false, all = false;
+  DeviceFlags devices;  // whose platform this is, when no id names it
 };
 
 void run_predict(const PredictFlags& f) {
   if (f.source.empty() == f.features.empty())
-    throw std::invalid_argument("dop predict needs either KERNEL.cl or --features F.json");
-  pred::PredictorOptions po;
-  po.platform_id = f.platform_id;
-  const pred::Predictor p = pred::Predictor::load(f.model, po);
+    throw UsageError("dop predict needs either KERNEL.cl or --features F.json");
+  const auto loaded =
+      load_model_for_platform(f.model, f.platform_id, cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu));
+  const pred::Predictor& p = *loaded;
   const pred::LaunchShape launch = pred::LaunchShape::parse(f.global, f.local);
   pred::ArgValues args;
   for (const auto& a : f.args) {
     const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
+    if (eq == std::string::npos || eq == 0) throw UsageError("--arg '" + a + "' must be NAME=INTEGER");
     try {
       size_t used = 0;
       args[a.substr(0, eq)] = std::stoll(a.substr(eq + 1), &used);
       if (used != a.size() - eq - 1) throw std::invalid_argument("");
     } catch (const std::exception&) {
-      throw std::invalid_argument("--arg '" + a + "' must be NAME=INTEGER");
+      throw UsageError("--arg '" + a + "' must be NAME=INTEGER");
     }
   }
   KernelFormsOptions fo;  // the code features from the source: the analysis tier's
@@ -185,7 +187,7 @@ void run_train(const TrainFlags& f) {
   o.derived = !f.no_derived;
   for (const auto& p : f.params) {
     const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) throw std::invalid_argument("--param '" + p + "' must be KEY=VALUE");
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + p + "' must be KEY=VALUE");
     o.params[p.substr(0, eq)] = p.substr(eq + 1);
   }
   if (!f.platform.empty()) {
@@ -329,7 +331,10 @@ void add_models(CLI::App& app) {
     cmd->add_option("--local", f->local, "Local size A[,B[,C]]")->required();
     cmd->add_option("--arg", f->args, "NAME=INTEGER: a kernel scalar argument for symbolic features; repeatable");
     cmd->add_option("--build-options", f->build_options, "OpenCL build options for the feature extraction (-D ...)");
-    cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
+    cmd->add_option("--platform-id", f->platform_id,
+                    "This platform's id [env DOP_PLATFORM_ID]: a model trained for another is refused (without "
+                    "one, a model not trained on these devices gives a warning)");
+    add_device_flags(cmd, f->devices);
     cmd->add_flag("--all", f->all, "Also print the model's output for every configuration");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->callback([f] { run_predict(*f); });

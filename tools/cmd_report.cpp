@@ -29,31 +29,28 @@ struct Row {
 };
 
 // The valid rows of a dataset (plain or gzip-compressed; a torn last line dropped), of one set when `only_set` is
-// given; `invalid` counts the rows with valid != 1.
+// given, read as the trainer reads them (read_measurement): `invalid` counts the rows not used; a row marked valid
+// whose time is no positive finite number is one, with a warning naming it; a configuration measured twice is
+// refused.
 std::vector<Row> load(const std::string& path, const std::string& only_set, size_t& invalid) {
   const DatasetTable d = read_dataset(path);
   const DatasetColumns& c = d.columns;
   std::vector<Row> rows;
+  DuplicateRowCheck duplicates;
   invalid = 0;
   for (const auto& row : d.csv.rows) {
-    const auto& v = row.fields;
-    if (v[c.valid] != "1") {
+    const DatasetRowReader r(d.csv, row);
+    const DatasetMeasurement m = read_measurement(r, c);
+    duplicates.add(r, c, m);
+    if (!only_set.empty() && r.str(c.set) != only_set) continue;
+    if (!m.valid) {
       ++invalid;
+      if (r.str(c.valid) == "1")  // the sweep's own invalid rows (valid = 0) are counted in the summary
+        std::fprintf(stderr, "dop: warning: %s: invalid row (%s), not used\n", r.where().c_str(), m.why.c_str());
       continue;
     }
-    Row r{v[c.workload], v[c.set]};
-    if (!only_set.empty() && r.set != only_set) continue;
-    try {
-      r.cpu = std::stod(v[c.cpu_util]);
-      r.gpu = std::stod(v[c.gpu_util]);
-      r.median = std::stod(v[c.time_ms_median]);
-      r.min = std::stod(v[c.time_ms_min]);
-      r.max = std::stod(v[c.time_ms_max]);
-    } catch (const std::exception&) {
-      throw DatasetError(path + ":" + std::to_string(row.line) + ": a number column is not a number");
-    }
-    if (!(r.median > 0)) throw DatasetError(path + ":" + std::to_string(row.line) + ": time_ms_median <= 0");
-    rows.push_back(r);
+    rows.push_back(
+        {r.str(c.workload), r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max});
   }
   return rows;
 }
@@ -95,7 +92,7 @@ void run_report(const ReportFlags& f) {
     if (rs.size() == (cpus.size() * gpus.size() - 1)) ++complete;
     for (const Row* r : rs) {
       norm[{r->cpu, r->gpu}].push_back(best / r->median);
-      spread.push_back((r->max - r->min) / r->median);
+      if (std::isfinite(r->max - r->min)) spread.push_back((r->max - r->min) / r->median);
     }
   }
   auto mean = [](const std::vector<double>& v) {

@@ -64,7 +64,7 @@ void run(const RunFlags& f) {
   opt.malleable_at_full = f.malleable_at_full;
   opt.warm_start = !f.cold;
   if (f.auto_config) {
-    if (f.model.empty()) throw std::invalid_argument("--auto needs --model MODEL.json (dop train)");
+    if (f.model.empty()) throw UsageError("--auto needs --model MODEL.json (dop train)");
     pred::PredictorOptions po;
     po.platform_id = f.platform_id;
     AutoModel m;

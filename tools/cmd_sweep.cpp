@@ -179,7 +179,7 @@ void add_sweep(CLI::App& app) {
   auto f = std::make_shared<SweepFlags>();
   cmd->add_option("--set", f->set, "Workload set: paper | real | extended | all");
   cmd->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
-  cmd->add_option("--size", f->size, "Size of the real-world kernels: small | paper | large (default large)");
+  cmd->add_option("--size", f->size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
   cmd->add_option("--scale", f->scale, "Size scale of the synthetic workloads (default 1)");
   cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");
   cmd->add_option("--shard", f->shard, "Run shard I of N (I/N)");

@@ -45,7 +45,7 @@ void run_list(const SynthOptions& o) {
 }
 
 void run_emit(const SynthOptions& o) {
-  if (o.all == !o.names.empty()) throw std::invalid_argument("synth emit: give workload names or --all (not both)");
+  if (o.all == !o.names.empty()) throw UsageError("synth emit: give workload names or --all (not both)");
   // Everything is generated before anything is written: a bad name or scale leaves no partial output.
   std::vector<syn::Workload> workloads;
   if (o.all) {

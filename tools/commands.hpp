@@ -12,6 +12,16 @@ class FormsProvider;  // dop/kernel_forms.hpp
 
 namespace dop::cli {
 
+/// The exit status of bad usage (docs/cli.md): CLI11's parse errors and UsageError.
+constexpr int kUsageExit = 2;
+
+/// Bad usage found after parsing (a missing or conflicting flag, a flag's value of the wrong form): exits with
+/// kUsageExit and the message, as CLI11's own parse errors do. Errors in files, kernels and devices are not usage.
+class UsageError : public CLI::ParseError {
+ public:
+  explicit UsageError(const std::string& message) : CLI::ParseError("UsageError", message, kUsageExit) {}
+};
+
 /// The analysis tier's kernel-forms provider (dop::transform::forms_provider(): malleable forms and features made
 /// from the source), nullptr in a runtime-only build (dop.cpp).
 std::shared_ptr<const FormsProvider> analysis_forms_provider();

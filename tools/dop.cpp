@@ -50,10 +50,16 @@ int main(int argc, char** argv) {
 #endif
   dop::cli::add_models(app);
   dop::cli::add_exec(app);
+  // Bad usage (docs/cli.md): exit status 2 with the message, whatever CLI11's own code for it (105-114); --help
+  // and --version succeed.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("dop: usage error: ") + e.what() + "\nRun with --help for more information.\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    return code == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) ? code : dop::cli::kUsageExit;
   } catch (const std::exception& e) {
     std::cout.flush();
     std::fprintf(stderr, "dop: error: %s\n", e.what());

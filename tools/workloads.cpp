@@ -10,7 +10,7 @@ void add_real(std::vector<Workload>& ws, const std::string& size) {
   const auto files = kernels::spec_files(kernels::default_dir(), size);
   if (files.empty())
     throw std::invalid_argument("no real-world kernel specs of size '" + size + "' under " + kernels::default_dir() +
-                                " (sizes: small, paper, large; DOP_KERNELS_DIR moves the folder)");
+                                " (sizes: small, sweep, paper, large; DOP_KERNELS_DIR moves the folder)");
   for (const auto& f : files) {
     Spec s = load_spec(f);
     std::string src = read_kernel_source(s);

@@ -169,6 +169,7 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
   po.guess_unknown_types = options.guess_unknown_types;
   auto parsed = frontend::parse(source, file_name, po);
   result.diagnostics = parsed->diagnostics();
+  result.timed_out = parsed->timed_out();
   if (!parsed->ok()) return result;
 
   auto& ctx = parsed->context();
@@ -213,6 +214,7 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
     const bool survived = detail::run_safely([&] {
       detail::KernelAnalyzer a(ctx, k, f, kernel_diags, options.time_limit_ms, guessed);
       a.run();
+      if (a.timed_out()) result.timed_out = true;
     });
     if (!survived) {
       f = std::move(partial);

@@ -163,6 +163,8 @@ class KernelAnalyzer {
                  std::vector<Diagnostic>& diags, unsigned time_limit_ms, const std::set<std::string>& guessed);
 
   void run();
+  /// The analysis hit its time limit: the kernel's features are partial.
+  bool timed_out() const { return timed_out_; }
 
  private:
   // ---------------------------------------------------------------------------------------------------------------
@@ -173,6 +175,7 @@ class KernelAnalyzer {
     if (stopped_) return false;
     if (has_deadline_ && (++steps_ & 255) == 0 && Clock::now() > deadline_) {
       stopped_ = true;
+      timed_out_ = true;
       out_.complete = false;
       note(kernel_->getLocation(), Diagnostic::Severity::error,
            "analysis of kernel '" + out_.name + "' timed out after " + std::to_string(limit_ms_) +
@@ -374,6 +377,7 @@ class KernelAnalyzer {
   unsigned limit_ms_ = 0;
   uint64_t steps_ = 0;
   bool stopped_ = false;
+  bool timed_out_ = false;
   int depth_ = 0;
   bool depth_reported_ = false;
   bool scan_overflow_ = false;
@@ -392,6 +396,7 @@ class KernelAnalyzer {
   std::vector<Frame*> frames_;
   std::map<std::vector<int>, int64_t> bytes_;
   std::set<const clang::Decl*> reported_;
+  std::set<std::string> reported_calls_;  ///< callees without a declaration, warned about once
   // footprint
   std::map<int, const clang::VarDecl*> object_vars_;
   std::vector<std::vector<FpAccess>> fp_acc_;  ///< per argument

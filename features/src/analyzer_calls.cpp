@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include <clang/Lex/Lexer.h>
+
 #include "analyzer.hpp"
 
 namespace dop::features::detail {
@@ -43,7 +45,17 @@ bool is_int_arith_builtin(const std::string& n) {
 Val KernelAnalyzer::call(const clang::CallExpr* ce) {
   const clang::FunctionDecl* fd = ce->getDirectCallee();
   if (!fd) {
-    // Undeclared function (compile error) or call through a pointer: arguments count, effects unknown.
+    // A function the file does not declare (the front end keeps its calls: frontend.cpp) or a call through a
+    // pointer: its arguments count, its effects are unknown (pointer arguments are assumed read and written).
+    const std::string callee =
+        clang::Lexer::getSourceText(clang::CharSourceRange::getTokenRange(ce->getCallee()->getSourceRange()), sm_,
+                                    ctx_.getLangOpts())
+            .str();
+    if (!dry_ && reported_calls_.insert(callee).second)
+      note(ce->getBeginLoc(), Diagnostic::Severity::warning,
+           "call to '" + callee +
+               "', which is not declared: its arguments are counted, its body is not (pointer arguments are "
+               "assumed read and written)");
     Deps d;
     d.merge(deps(rv(ce->getCallee())));
     for (const clang::Expr* a : ce->arguments()) {

@@ -78,6 +78,7 @@ class Collector : public clang::DiagnosticConsumer {
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> unknown_types;
   std::vector<std::string> unknown_identifiers;  ///< undeclared, not called: macros/constants from elsewhere
+  std::vector<std::string> unknown_functions;    ///< undeclared and called: functions defined elsewhere
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
@@ -122,9 +123,8 @@ class Collector : public clang::DiagnosticConsumer {
           while (p < end && std::isspace(static_cast<unsigned char>(*p))) ++p;
           called = p < end && *p == '(';
         }
-        if (!called &&
-            std::find(unknown_identifiers.begin(), unknown_identifiers.end(), name) == unknown_identifiers.end())
-          unknown_identifiers.push_back(std::move(name));
+        auto& names = called ? unknown_functions : unknown_identifiers;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
       }
     }
     diagnostics.push_back(std::move(d));
@@ -232,6 +232,7 @@ struct Attempt {
   std::vector<Diagnostic> diagnostics;
   std::vector<std::string> unknown_types;
   std::vector<std::string> unknown_identifiers;
+  std::vector<std::string> unknown_functions;
   bool timed_out = false;
   bool crashed = false;
 };
@@ -311,6 +312,7 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
   a.diagnostics.insert(a.diagnostics.end(), collector.diagnostics.begin(), collector.diagnostics.end());
   a.unknown_types = std::move(collector.unknown_types);
   a.unknown_identifiers = std::move(collector.unknown_identifiers);
+  a.unknown_functions = std::move(collector.unknown_functions);
   // The consumer is about to go away: detach it from the engine the ASTUnit keeps.
   diags->setClient(new clang::IgnoringDiagConsumer(), /*ShouldOwnClient=*/true);
   if (!a.unit)
@@ -318,6 +320,9 @@ Attempt parse_once(const std::string& text, const std::string& file_name, const 
                              "Clang could not parse the file (resource directory " + resource_dir + ")"});
   return a;
 }
+
+/// The file name of the guessed function declarations' lines (#line), whose errors are the guess's own.
+constexpr const char* kGuessFile = "<dop: guessed declarations>";
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -357,15 +362,28 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
   const auto start = std::chrono::steady_clock::now();
   Attempt a = parse_once(std::string(source), file_name, options);
 
-  std::vector<std::string> types, constants;
+  std::vector<std::string> types, constants, functions;
   if (options.guess_unknown_types && !a.timed_out && !a.crashed) {
     for (const auto& n : a.unknown_types)
       if (is_identifier(n)) types.push_back(n);
     for (const auto& n : a.unknown_identifiers)
       if (is_identifier(n) && std::find(types.begin(), types.end(), n) == types.end()) constants.push_back(n);
+    // A #line naming the file must be able to spell it.
+    if (file_name.find_first_of("\"\\\n") == std::string::npos)
+      for (const auto& n : a.unknown_functions)
+        if (is_identifier(n) && std::find(types.begin(), types.end(), n) == types.end()) functions.push_back(n);
   }
-  if (!types.empty() || !constants.empty()) {
+  if (!types.empty() || !constants.empty() || !functions.empty()) {
     std::string prelude;
+    // A called function the file does not declare: Clang drops the statement of the call (and a loop or if whose
+    // body it is). Declared as `void NAME(...)`, which OpenCL C refuses in its own lines (kGuessFile, whose errors
+    // are dropped below), the call is kept with its arguments and no callee: the analysis counts the arguments and
+    // takes its pointer arguments as read and written (analyzer_calls.cpp).
+    if (!functions.empty()) {
+      prelude += "#line 1 \"" + std::string(kGuessFile) + "\"\n";
+      for (const auto& n : functions) prelude += "void " + n + "(...);\n";
+      prelude += "#line 1 \"" + file_name + "\"\n";
+    }
     for (const auto& n : types) prelude += "typedef float " + n + ";\n";
     if (!constants.empty()) {
       prelude += "enum {";
@@ -381,6 +399,9 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
           1, options.time_limit_ms - std::min<unsigned>(options.time_limit_ms - 1, unsigned(spent.count())));
     }
     Attempt b = parse_once(prelude + std::string(source), file_name, retry);
+    b.diagnostics.erase(std::remove_if(b.diagnostics.begin(), b.diagnostics.end(),
+                                       [](const Diagnostic& d) { return d.file == kGuessFile; }),
+                        b.diagnostics.end());
     auto errors = [](const Attempt& x) {
       return std::count_if(x.diagnostics.begin(), x.diagnostics.end(), [](const Diagnostic& d) {
         return d.severity == Diagnostic::Severity::error || d.severity == Diagnostic::Severity::fatal;
@@ -397,6 +418,9 @@ std::unique_ptr<ParsedSource> parse(std::string_view source, const std::string& 
       for (const auto& n : constants)
         notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
                          "undeclared identifier '" + n + "' taken as a symbolic integer constant"});
+      for (const auto& n : functions)
+        notes.push_back({Diagnostic::Severity::warning, file_name, 0, 0,
+                         "undeclared function '" + n + "' taken as defined elsewhere (its calls are kept)"});
       // The first parse's errors stay (they are what the user must fix); the retry's own errors follow.
       std::vector<Diagnostic> all = std::move(a.diagnostics);
       all.insert(all.end(), notes.begin(), notes.end());

@@ -1,6 +1,5 @@
 // The sweep dataset loader (docs/dataset.md): strict about malformed input, explicit about invalid measurements.
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -16,38 +15,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-
-struct RowReader {
-  const std::string& path;
-  const std::vector<std::string>& header;
-  size_t line = 0;
-  const std::vector<std::string>* fields = nullptr;
-
-  [[noreturn]] void fail(size_t col, const std::string& m) const {
-    throw DatasetError(path + ":" + std::to_string(line) + ": column " + std::to_string(col + 1) + " (" + header[col] +
-                       "): " + m);
-  }
-  const std::string& str(size_t col) const { return (*fields)[col]; }
-  // A number; empty is NaN when `allow_empty`.
-  double num(size_t col, bool allow_empty = false) const {
-    const std::string& s = (*fields)[col];
-    if (s.empty()) {
-      if (allow_empty) return std::nan("");
-      fail(col, "empty, a number is required");
-    }
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(col, "'" + s + "' is not a number");
-    if (std::isnan(v) && !allow_empty) fail(col, "'" + s + "' is not a number");
-    return v;
-  }
-  uint64_t size(size_t col) const {
-    const double v = num(col);
-    if (!(v >= 1) || v != std::floor(v) || v > 9.0e15) fail(col, "'" + str(col) + "' is not a size >= 1");
-    return uint64_t(v);
-  }
-};
 
 struct Partial {
   Workload w;
@@ -112,11 +79,12 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   std::vector<RawRow> raw;
   std::set<double> cpu_levels, gpu_levels;
   std::set<std::string> other_platforms;
+  DuplicateRowCheck duplicates;
 
   for (const CsvRow& csv_row : table.rows) {
     const std::vector<std::string>& fields = csv_row.fields;
     const size_t lineno = csv_row.line;
-    RowReader r{path, header, lineno, &fields};
+    DatasetRowReader r(table, csv_row);
     if (options.platform_id.empty()) {
       if (d.platform_id.empty()) d.platform_id = fields[col.platform_id];
       if (fields[col.platform_id] != d.platform_id) {
@@ -171,28 +139,20 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
         if (!(code[k] == w.code[k] || (std::isnan(code[k]) && std::isnan(w.code[k]))))
           r.fail(code_cols[k], "code feature differs from the workload's first row" + first);
     }
-    RawRow row;
-    row.part = it->second;
-    row.line = lineno;
-    row.cpu = r.num(col.cpu_util);
-    row.gpu = r.num(col.gpu_util);
-    if (!(row.cpu >= 0 && row.cpu <= 1)) r.fail(col.cpu_util, "'" + r.str(col.cpu_util) + "' is not in [0, 1]");
-    if (!(row.gpu >= 0 && row.gpu <= 1)) r.fail(col.gpu_util, "'" + r.str(col.gpu_util) + "' is not in [0, 1]");
-    if (row.cpu == 0 && row.gpu == 0) r.fail(col.cpu_util, "configuration (0, 0) runs nothing");
+    const DatasetMeasurement m = read_measurement(r, col);
+    duplicates.add(r, col, m);  // a configuration measured twice is refused
     const double cores = r.num(col.cpu_cores);
     if (cores < 0 || cores != std::floor(cores))
       r.fail(col.cpu_cores, "'" + r.str(col.cpu_cores) + "' is not a core count");
     d.cpu_units = std::max(d.cpu_units, int(cores));
-    const std::string& v = r.str(col.valid);
-    if (v != "0" && v != "1") r.fail(col.valid, "'" + v + "' is not 0 or 1");
-    row.valid = v == "1";
-    row.time = r.num(col.time_ms_median, true);
-    if (!row.valid) {
-      row.why = "valid = 0" + (r.str(col.error).empty() ? std::string() : ": " + r.str(col.error));
-    } else if (!(row.time > 0) || !std::isfinite(row.time)) {
-      row.valid = false;
-      row.why = "time_ms_median '" + r.str(col.time_ms_median) + "' is not a positive time";
-    }
+    RawRow row;
+    row.part = it->second;
+    row.line = lineno;
+    row.cpu = m.cpu_util;
+    row.gpu = m.gpu_util;
+    row.time = m.time_ms_median;
+    row.valid = m.valid;
+    row.why = m.why;
     cpu_levels.insert(row.cpu);
     gpu_levels.insert(row.gpu);
     raw.push_back(std::move(row));
@@ -264,11 +224,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   }
   for (const RawRow& row : raw) {
     Partial& p = parts[row.part];
-    const size_t k = index_of(row.cpu, row.gpu);
-    if (p.row_line[k])
-      throw DatasetError(path + ":" + std::to_string(row.line) + ": workload '" + p.w.name + "' at configuration (" +
-                         std::to_string(row.cpu).substr(0, 5) + ", " + std::to_string(row.gpu).substr(0, 5) +
-                         ") again (first at line " + std::to_string(p.row_line[k]) + ")");
+    const size_t k = index_of(row.cpu, row.gpu);  // each once: DuplicateRowCheck refused a repeat
     p.row_line[k] = row.line;
     if (!row.valid) {
       ++d.invalid_rows;

@@ -4,6 +4,7 @@
 // helpers under them. C++17 only (gzip through zlib where the build found it): no OpenCL, no runtime.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <set>
@@ -106,6 +107,49 @@ struct DatasetTable {
 /// Reads a dataset (read_csv_table), locating its columns as soon as the header is read. An empty file gives an
 /// empty header and no rows.
 DatasetTable read_dataset(const std::string& path);
+
+/// The fields of one row as its readers take them; every refusal is a DatasetError "PATH:LINE: column N (NAME):
+/// WHAT".
+class DatasetRowReader {
+ public:
+  DatasetRowReader(const CsvTable& table, const CsvRow& row) : table_(table), row_(row) {}
+  [[noreturn]] void fail(size_t col, const std::string& what) const;
+  const std::string& str(size_t col) const { return row_.fields[col]; }
+  /// A number (strtod, the whole field; inf is one); an empty field is NaN when `allow_empty`, else refused.
+  double num(size_t col, bool allow_empty = false) const;
+  /// An integer in [1, 9e15].
+  uint64_t size(size_t col) const;
+  size_t line() const { return row_.line; }
+  std::string where() const;  ///< "PATH:LINE"
+
+ private:
+  const CsvTable& table_;
+  const CsvRow& row_;
+};
+
+/// A row's configuration and what was measured at it, as every reader of datasets takes them (the trainer, `dop
+/// report`).
+struct DatasetMeasurement {
+  double cpu_util = 0, gpu_util = 0;
+  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;  ///< NaN where empty
+  /// valid = 1 and a positive, finite median time; otherwise `why` says what is wrong (the sweep's error, or the
+  /// time), and the row is not used.
+  bool valid = false;
+  std::string why;
+};
+/// Reads it. Refuses (DatasetError naming file, line and column) what no sweep writes: a utilisation that is not a
+/// number in [0, 1], configuration (0, 0), valid other than 0 or 1, times that are not numbers.
+DatasetMeasurement read_measurement(const DatasetRowReader& row, const DatasetColumns& columns);
+
+/// Refuses a row measured twice: the same platform, workload and configuration as an earlier row of the table.
+class DuplicateRowCheck {
+ public:
+  /// Throws DatasetError "PATH:LINE: workload 'W' at configuration (C, G) again (first at line N)".
+  void add(const DatasetRowReader& row, const DatasetColumns& columns, const DatasetMeasurement& m);
+
+ private:
+  std::map<std::string, size_t> first_line_;
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Writing, merging

@@ -170,6 +170,9 @@ struct AnalysisResult {
   std::vector<KernelFeatures> kernels;
   std::vector<Diagnostic> diagnostics;  ///< compiler errors/fatals and analysis notes, in order
   bool has_errors() const;              ///< any error or fatal diagnostic
+  /// The parse or a kernel's analysis hit Options::time_limit_ms: what was not reached is missing (a diagnostic
+  /// says where), and the kernels' features are partial.
+  bool timed_out = false;
 };
 
 /// Parses `source` (named `file_name` in diagnostics and for relative #include) and extracts the features of every

@@ -1,0 +1,31 @@
+// This platform's id, and models checked against it.
+#include "platform_id.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace dop::cli {
+
+std::string devices_platform_id(const cl::Selection& sel) {
+  return (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
+}
+
+std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& model_path, const std::string& platform_id,
+                                                         const cl::Selection& sel) {
+  pred::PredictorOptions po;
+  po.platform_id = platform_id;
+  const char* env = std::getenv("DOP_PLATFORM_ID");
+  if (po.platform_id.empty() && env) po.platform_id = env;
+  auto p = std::make_shared<pred::Predictor>(pred::Predictor::load(model_path, po));  // refuses another named id
+  const std::string& trained_for = p->model().platform.id;
+  const std::string devices = devices_platform_id(sel);
+  if (po.platform_id.empty() && trained_for != devices)
+    std::fprintf(stderr,
+                 "dop: warning: %s: the model was trained for platform '%s', and this platform is '%s' (its "
+                 "devices): using it anyway; --platform-id or DOP_PLATFORM_ID names this platform and refuses a "
+                 "model of another\n",
+                 model_path.c_str(), trained_for.c_str(), devices.c_str());
+  return p;
+}
+
+}  // namespace dop::cli
