@@ -294,5 +294,9 @@ TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][mode
   r = run_command(dop_binary() + " run " + spec + " --auto --model " + model + " --platform-id h100-xeon16");
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("h100-xeon16"));
+  // Nobody names this platform: the model of another one runs, with a warning naming both ids.
+  r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + " run " + spec + " --auto --model " + model);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("the model was trained for platform 'pocl-test'"));
 }
 #endif

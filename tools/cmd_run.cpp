@@ -16,6 +16,7 @@
 #include "dop/predictor.hpp"
 #include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
+#include "platform_id.hpp"
 #include "stats.hpp"
 #include "watchdog.hpp"
 
@@ -65,10 +66,8 @@ void run(const RunFlags& f) {
   opt.warm_start = !f.cold;
   if (f.auto_config) {
     if (f.model.empty()) throw UsageError("--auto needs --model MODEL.json (dop train)");
-    pred::PredictorOptions po;
-    po.platform_id = f.platform_id;
     AutoModel m;
-    m.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(f.model, po));
+    m.predictor = load_model_for_platform(f.model, f.platform_id, sel);  // refused or warned: another platform's
     opt.model = std::move(m);
   }
   // The kernel's forms: from the bundle (made by `dop bundle`, maybe on another machine), or in an analysis build
