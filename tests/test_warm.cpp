@@ -124,8 +124,9 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
 
 TEST_CASE("a device whose learned share rounds to nothing sits the next launch out") {
   // 64 work-groups; the first one is heavy. The CPU claims from the front, so on the first launch it gets the heavy
-  // group while the GPU runs the other 63: the CPU's rate is so low that its learned share is under half a unit.
-  const Spec s = loop_spec(64 * 64, 10, 64, 1 << 20);
+  // group while the GPU runs the other 63: the CPU's rate is so low that its learned share is under half a unit
+  // (2^22 iterations: at 2^20 a CPU that also ran a light group came to 0.54 units on a loaded machine).
+  const Spec s = loop_spec(64 * 64, 10, 64, 1 << 22);
   const auto want = single_device_output(s, Config{0, 1});
   Executor ex(s, kLoop, two_devices());
   auto args = make_args(s);

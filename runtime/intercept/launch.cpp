@@ -59,6 +59,17 @@ struct DopState {
     int interval = 8, next_check = 16;  // when the slower way is timed again
   };
   std::map<std::string, Measured> measured;
+  // Per application kernel: its last launch's signature and what decide() derived from it (spec, executor, the
+  // model's choice), so that a repeated launch builds none of it again.
+  struct KernelMemo {
+    std::string signature;
+    std::shared_ptr<Entry> entry;
+    std::shared_ptr<const Spec> spec;
+    std::string key;
+    Config model_config;
+    double decide_us = 0;
+  };
+  std::unordered_map<cl_kernel, KernelMemo> memo;
   bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
   bool native_first = true;  // DOP_AUTO_FIRST=model: a launch class starts with the model's choice
   double explore_ms = 50;    // DOP_AUTO_EXPLORE_MS: a class's native time before the model's choice is tried
@@ -297,6 +308,43 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
   return spec;
 }
 
+// What a launch's decision depends on, besides the kernel: its program, shape, scalar values and buffer sizes.
+std::string launch_signature(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local) {
+  std::string sig;
+  sig.reserve(96 + plan.options.size() + plan.kernel_name.size());
+  auto put = [&sig](const void* p, size_t n) { sig.append(static_cast<const char*>(p), n); };
+  put(&plan.source_hash, sizeof plan.source_hash);
+  sig += plan.options + '\0' + plan.kernel_name + '\0';
+  put(&work_dim, sizeof work_dim);
+  put(global, work_dim * sizeof(size_t));
+  if (local) put(local, work_dim * sizeof(size_t));
+  sig += local ? 'l' : 'a';
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const ArgInfo& a = plan.args[i];
+    if (a.kind == ArgInfo::Kind::mem) {
+      put(&plan.buffers[i].size, sizeof(size_t));
+      put(&plan.buffers[i].flags, sizeof(cl_mem_flags));
+    } else {
+      sig += char(a.bytes.size());
+      sig.append(a.bytes.begin(), a.bytes.end());
+    }
+  }
+  return sig;
+}
+
+// The integer scalar arguments by name, for the model's size expressions (as unsigned values of their size).
+pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
+  pred::ArgValues v;
+  for (size_t i = 0; i < spec.args.size() && i < plan.args.size(); ++i) {
+    const auto& b = plan.args[i].bytes;
+    if (spec.args[i].kind != ArgKind::scalar || b.empty() || b.size() > 8) continue;
+    uint64_t x = 0;
+    std::memcpy(&x, b.data(), b.size());  // little-endian hosts
+    v[spec.args[i].name] = int64_t(x);
+  }
+  return v;
+}
+
 // The launch's executor, made at the first launch of its key and rebound to this launch's shape. Called with the
 // guard set. Throws (the launch falls back) when dop cannot make one; the reason is remembered for the key.
 std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
@@ -388,7 +436,7 @@ struct Decision {
   double ran_ms = -1;
   bool async = false;                      // the dop route returned before the launch ran
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
-  Spec spec;
+  std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;
 };
 
@@ -433,7 +481,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   // One dop launch at a time (a launch owns both devices); the buffers' states are held for the whole launch.
   std::lock_guard<std::mutex> launch_lock(s.launch_m);
   std::lock_guard<std::mutex> entry_lock(entry.m);
-  bind_shape(entry, d.spec);
+  bind_shape(entry, *d.spec);
   const Spec& es = entry.exec->spec();
   std::vector<std::unique_lock<std::mutex>> held;
   {
@@ -499,9 +547,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
   const auto t3 = Clock::now();
   d.ran_ms = ms_between(t1, t3);
-  const cl_uint work_dim = cl_uint(d.spec.global.size());
-  const size_t* global = d.spec.global.data();
-  const size_t* local = d.spec.local.empty() ? nullptr : d.spec.local.data();
+  const cl_uint work_dim = cl_uint(d.spec->global.size());
+  const size_t* global = d.spec->global.data();
+  const size_t* local = d.spec->local.empty() ? nullptr : d.spec->local.data();
   if (log_enabled()) {
     std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
@@ -730,8 +778,8 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
 // (the launch falls back).
 // Reasons that hold for every launch of a kernel come back as a string, not an exception (a fallback costs the
 // launch no more than the real enqueue).
-std::string decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
-                   const size_t* local, const std::string& not_runnable, Decision& d) {
+std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
+                   const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d) {
   DopState& s = dop_state();
   {
     std::lock_guard<std::mutex> l(s.m);
@@ -745,45 +793,57 @@ std::string decide(cl_command_queue queue, const LaunchPlan& plan, cl_uint work_
     if (d.native) return {};
   }
   if (!not_runnable.empty()) return not_runnable;
-  d.spec = launch_spec(plan, work_dim, global, local, d.key);
+  const std::string signature = launch_signature(plan, work_dim, global, local);
+  bool known = false;
   {
     std::lock_guard<std::mutex> l(s.m);
-    auto f = s.failed.find(d.key);
-    if (f != s.failed.end()) return "failed before: " + f->second;
+    auto m = s.memo.find(kernel);
+    if (m != s.memo.end() && m->second.signature == signature) {
+      d.entry = m->second.entry;
+      d.spec = m->second.spec;
+      d.key = m->second.key;
+      if (d.automatic) d.config = m->second.model_config, d.decide_us = m->second.decide_us;
+      known = true;
+    }
   }
-  d.entry = executor_for(s, plan, d.spec, d.key);
-  {
-    std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
-    const Spec& es = d.entry->exec->spec();
-    for (size_t i = 0; i < d.spec.args.size() && i < es.args.size(); ++i) d.spec.args[i].name = es.args[i].name;
+  if (!known) {
+    auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
+    {
+      std::lock_guard<std::mutex> l(s.m);
+      auto f = s.failed.find(d.key);
+      if (f != s.failed.end()) return "failed before: " + f->second;
+    }
+    d.entry = executor_for(s, plan, *spec, d.key);
+    {
+      std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
+      const Spec& es = d.entry->exec->spec();
+      for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) spec->args[i].name = es.args[i].name;
+    }
+    d.spec = spec;
+    if (d.automatic) {
+      // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
+      // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
+      const auto t = Clock::now();
+      pred::LaunchShape shape;
+      shape.work_dim = work_dim;
+      std::vector<size_t> wg;
+      if (!local) {
+        std::lock_guard<std::mutex> l(d.entry->m);
+        wg = d.entry->exec->local_size();
+      }
+      for (cl_uint i = 0; i < work_dim; ++i) {
+        shape.global[i] = global[i];
+        shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
+      }
+      const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code,
+                                                                  shape, scalar_values(*spec, plan));
+      d.decide_us = ms_between(t, Clock::now()) * 1e3;
+      d.config = pd.config;
+    }
+    std::lock_guard<std::mutex> l(s.m);
+    s.memo[kernel] = DopState::KernelMemo{signature, d.entry, d.spec, d.key, d.config, d.decide_us};
   }
   if (d.automatic) {
-    // The launch's shape and integer scalars straight to the predictor (memoised): the executor is rebound only if
-    // dop runs the launch. A launch that leaves the work-group size open is asked at the executor's choice.
-    const auto t = Clock::now();
-    pred::LaunchShape shape;
-    shape.work_dim = work_dim;
-    std::vector<size_t> wg;
-    if (!local) {
-      std::lock_guard<std::mutex> l(d.entry->m);
-      wg = d.entry->exec->local_size();
-    }
-    for (cl_uint i = 0; i < work_dim; ++i) {
-      shape.global[i] = global[i];
-      shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
-    }
-    std::vector<ArgData> values(d.spec.args.size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      values[i].spec = &d.spec.args[i];
-      if (d.spec.args[i].kind != ArgKind::scalar) continue;
-      values[i].storage.resize(1);
-      values[i].bytes = plan.args[i].bytes.size();
-      std::memcpy(values[i].data(), plan.args[i].bytes.data(), values[i].bytes);
-    }
-    const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code, shape,
-                                                                integer_scalars(d.spec, values));
-    d.decide_us = ms_between(t, Clock::now()) * 1e3;
-    d.config = pd.config;
     const cl_device_id dev = queue_device(queue);
     d.native = native_route(d.config, dev, s.sel);
     const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
@@ -866,7 +926,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   Decision d;
   try {
     Inside guard;
-    const std::string cannot = decide(command_queue, plan, work_dim, global_work_size, local_work_size, why, d);
+    const std::string cannot = decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, why, d);
     if (!cannot.empty()) return fallback(cannot);
   } catch (...) {
     return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
