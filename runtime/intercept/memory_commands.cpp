@@ -45,6 +45,23 @@ cl_int with_waits(cl_uint n, const cl_event* list, std::vector<cl_event>& flushe
   return r;
 }
 
+// Runs a command's residency steps (`steps` fills `flushes`), then the command with them in its wait list; an error
+// in a step is the command's error, and nothing is enqueued.
+template <typename Steps, typename Enqueue>
+cl_int after_steps(cl_uint n, const cl_event* list, Steps steps, Enqueue enqueue) {
+  std::vector<cl_event> flushes;
+  try {
+    steps(flushes);
+  } catch (const dop::cl::Error& e) {
+    release_events(flushes);
+    return e.code();
+  } catch (...) {
+    release_events(flushes);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return with_waits(n, list, flushes, enqueue);
+}
+
 // A read served from dop's copy: the event (if asked for) completes after the queue's earlier commands.
 cl_int served(cl_command_queue queue, cl_uint n, const cl_event* list, cl_event* event) {
   if (!event) return CL_SUCCESS;
@@ -67,20 +84,17 @@ DOP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_
   if (t_inside) return real(n, list);
   auto st = buffer_state(buffer, false);
   if (!st) return real(n, list);
-  std::vector<cl_event> flushes;
-  try {
-    Inside guard;
-    auto l = when_idle(*st);
-    if (ptr && offset + size <= st->size && read_from_shadow(*st, offset, offset + size, ptr))
-      return served(queue, n, list, event);
-    flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);
-  } catch (const dop::cl::Error& e) {
-    log_line(std::string("error: ") + e.what());
-    return e.code();
-  } catch (...) {
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  bool from_shadow = false;
+  const cl_int r = after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        Inside guard;
+        auto l = when_idle(*st);
+        from_shadow = ptr && offset + size <= st->size && read_from_shadow(*st, offset, offset + size, ptr);
+        if (!from_shadow) flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);
+      },
+      [&](cl_uint k, const cl_event* l) { return from_shadow ? served(queue, k, l, event) : real(k, l); });
+  return r;
 }
 
 DOP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
@@ -95,16 +109,10 @@ DOP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer,
                                         buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
   const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
-  try {
-    before_command(queue, buffer, lo, hi, false, false, flushes);
-  } catch (const dop::cl::Error& e) {
-    return e.code();
-  } catch (...) {
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list, [&](std::vector<cl_event>& flushes) { before_command(queue, buffer, lo, hi, false, false, flushes); },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
@@ -130,16 +138,13 @@ DOP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer
                                          buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
   const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
-  try {
-    before_command(queue, buffer, lo, hi, true, false, flushes);  // the gaps between rows keep their bytes
-  } catch (const dop::cl::Error& e) {
-    return e.code();
-  } catch (...) {
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        before_command(queue, buffer, lo, hi, true, false, flushes);  // the gaps between rows keep their bytes
+      },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue queue, cl_mem buffer, const void* pattern, size_t pattern_size,
@@ -162,18 +167,13 @@ DOP_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue queue, cl_mem src, cl_mem
     return real_clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
-  try {
-    before_command(queue, src, src_offset, src_offset + size, false, false, flushes);
-    before_command(queue, dst, dst_offset, dst_offset + size, true, true, flushes);
-  } catch (const dop::cl::Error& e) {
-    release_events(flushes);
-    return e.code();
-  } catch (...) {
-    release_events(flushes);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        before_command(queue, src, src_offset, src_offset + size, false, false, flushes);
+        before_command(queue, dst, dst_offset, dst_offset + size, true, true, flushes);
+      },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t* src_origin,
@@ -187,20 +187,15 @@ DOP_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl
                                         dst_row_pitch, dst_slice_pitch, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
   const auto [slo, shi] = rect_span(src_origin, region, src_row_pitch, src_slice_pitch);
   const auto [dlo, dhi] = rect_span(dst_origin, region, dst_row_pitch, dst_slice_pitch);
-  try {
-    before_command(queue, src, slo, shi, false, false, flushes);
-    before_command(queue, dst, dlo, dhi, true, false, flushes);
-  } catch (const dop::cl::Error& e) {
-    release_events(flushes);
-    return e.code();
-  } catch (...) {
-    release_events(flushes);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        before_command(queue, src, slo, shi, false, false, flushes);
+        before_command(queue, dst, dlo, dhi, true, false, flushes);
+      },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src, cl_mem dst, size_t src_offset,
@@ -212,15 +207,12 @@ DOP_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue queue, cl_mem src,
     return real_clEnqueueCopyBufferToImage(queue, src, dst, src_offset, dst_origin, region, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
-  try {
-    before_command(queue, src, src_offset, SIZE_MAX, false, false, flushes);  // the pixel size is the image's
-  } catch (const dop::cl::Error& e) {
-    return e.code();
-  } catch (...) {
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        before_command(queue, src, src_offset, SIZE_MAX, false, false, flushes);  // the pixel size is the image's
+      },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src, cl_mem dst, const size_t* src_origin,
@@ -232,15 +224,10 @@ DOP_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue queue, cl_mem src,
     return real_clEnqueueCopyImageToBuffer(queue, src, dst, src_origin, region, dst_offset, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
-  try {
-    before_command(queue, dst, dst_offset, SIZE_MAX, true, false, flushes);
-  } catch (const dop::cl::Error& e) {
-    return e.code();
-  } catch (...) {
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) { before_command(queue, dst, dst_offset, SIZE_MAX, true, false, flushes); },
+      real);
 }
 
 DOP_EXPORT void* clEnqueueMapBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, cl_map_flags flags,
@@ -282,19 +269,14 @@ DOP_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue queue, cl_uint num
     return real_clEnqueueMigrateMemObjects(queue, num_mems, mems, flags, k, l, event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
   const bool undefined = (flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED) != 0;
-  try {
-    for (cl_uint i = 0; mems && i < num_mems; ++i)
-      before_command(queue, mems[i], 0, SIZE_MAX, undefined, undefined, flushes);
-  } catch (const dop::cl::Error& e) {
-    release_events(flushes);
-    return e.code();
-  } catch (...) {
-    release_events(flushes);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        for (cl_uint i = 0; mems && i < num_mems; ++i)
+          before_command(queue, mems[i], 0, SIZE_MAX, undefined, undefined, flushes);
+      },
+      real);
 }
 
 DOP_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue queue, void(CL_CALLBACK* user_func)(void*), void* args,
@@ -307,16 +289,11 @@ DOP_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue queue, void(CL_CALLBACK
                                       event);
   };
   if (t_inside) return real(n, list);
-  std::vector<cl_event> flushes;
-  try {
-    for (cl_uint i = 0; mem_list && i < num_mem_objects; ++i)
-      before_command(queue, mem_list[i], 0, SIZE_MAX, true, false, flushes);
-  } catch (const dop::cl::Error& e) {
-    release_events(flushes);
-    return e.code();
-  } catch (...) {
-    release_events(flushes);
-    return CL_OUT_OF_HOST_MEMORY;
-  }
-  return with_waits(n, list, flushes, real);
+  return after_steps(
+      n, list,
+      [&](std::vector<cl_event>& flushes) {
+        for (cl_uint i = 0; mem_list && i < num_mem_objects; ++i)
+          before_command(queue, mem_list[i], 0, SIZE_MAX, true, false, flushes);
+      },
+      real);
 }
