@@ -64,8 +64,12 @@ TEST_CASE("an overrun the footprint cannot bound stops at the guard page with th
     const auto r = run_command(dop_cmd("run " + data("scatter_small.json") + args));
     INFO(args << ": " << r.out);
     CHECK(r.rc != 0);
+#if defined(__SANITIZE_ADDRESS__)  // guard pages are off under ASan: its own report stops the overrun
+    CHECK_THAT(r.out, Catch::Contains("AddressSanitizer"));
+#else
     CHECK_THAT(r.out, Catch::Contains("kernel 'scatter' of " + data("scatter_small.json") +
                                       " accessed memory past the end of args[2] 'y' (400 bytes)"));
+#endif
     CHECK_THAT(r.out, !Catch::Contains("corrupt") && !Catch::Contains("double free"));
   }
 }
@@ -183,8 +187,12 @@ TEST_CASE("a sweep records a hanging and a crashing workload invalid and goes on
   CHECK(errors.size() == 4);
   CHECK(errors["spin"] == std::set<std::string>{"timed out after 3 s (--timeout)"});
   REQUIRE(errors["scatter_small"].size() == 1);
+#if defined(__SANITIZE_ADDRESS__)  // ASan stops the overrun and aborts the worker (no guard pages under ASan)
+  CHECK_THAT(*errors["scatter_small"].begin(), Catch::StartsWith("crashed: SIGABRT"));
+#else
   CHECK_THAT(*errors["scatter_small"].begin(),
              Catch::StartsWith("crashed: SIGSEGV") && Catch::Contains("past the end of args[2] 'y'"));
+#endif
   REQUIRE(errors["gemm_small_n100x90x110_wg8x8"].size() == 1);
   CHECK_THAT(*errors["gemm_small_n100x90x110_wg8x8"].begin(),
              Catch::Contains("'C'") && Catch::Contains("10"));  // the reference's or the launch's refusal
