@@ -100,8 +100,9 @@ struct Tables {
 };
 Tables& tables();  // never destroyed: the application may call OpenCL from its own static destructors
 
-// The buffer arguments of a tracked kernel as they are set now: (argument index, buffer, its flags); `known` is
-// false for a kernel the tables do not know (its arguments cannot be told).
+// The buffer arguments of a tracked kernel as they are set now: (buffer, its flags) each; `known` is false for a
+// kernel the tables do not know, or one with an argument that aliases buffers dop does not follow (an SVM pointer,
+// an image, a sub-buffer): its buffers cannot all be told.
 struct KernelBuffers {
   bool known = false;
   std::vector<std::pair<cl_mem, cl_mem_flags>> mems;

@@ -32,8 +32,7 @@ namespace {
 
 struct DopState {
   std::atomic<bool> ready{false};  // initialise has run: sel, config, auto_config and init_error no longer change
-  std::mutex m;                    // guards everything below
-  std::mutex launch_m;             // one dop launch at a time: a launch owns both devices
+  std::mutex m;                    // guards everything below (dop launches run one at a time on the worker)
   bool initialised = false;
   std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
   cl::Selection sel;
@@ -68,6 +67,7 @@ struct DopState {
     std::string key;
     Config model_config;
     double decide_us = 0;
+    Measured* measured = nullptr;  // its launch class's times (a map node: stable)
   };
   std::unordered_map<cl_kernel, KernelMemo> memo;
   bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
@@ -345,14 +345,11 @@ pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
   return v;
 }
 
-// The launch's executor, made at the first launch of its key and rebound to this launch's shape. Called with the
-// guard set. Throws (the launch falls back) when dop cannot make one; the reason is remembered for the key.
+// The launch's executor, made at the first launch of its key (decide() has initialised dop and looked for an earlier
+// failure of the key). Called with the guard set. Throws (the launch falls back) when dop cannot make one; the reason
+// is remembered for the key.
 std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
   std::lock_guard<std::mutex> l(s.m);
-  initialise(s);
-  if (!s.init_error.empty()) throw std::runtime_error(s.init_error);
-  auto f = s.failed.find(key);
-  if (f != s.failed.end()) throw std::runtime_error("failed before: " + f->second);
   auto& e = s.executors[key];
   if (e) return e;
   ExecutorOptions opt;
@@ -393,8 +390,8 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   return e;
 }
 
-// Rebinds the entry's executor to this launch's shape (entry.m held). A shape the executor cannot be rebound to
-// gets a fresh executor of the same kernel.
+// Rebinds the entry's executor to this launch's shape (entry.m held); a shape seen before costs nothing
+// (Executor::rebind keeps programs per build key).
 void bind_shape(DopState::Entry& entry, const Spec& spec) {
   const Spec& cur = entry.exec->spec();
   if (cur.global == spec.global && cur.local == spec.local) return;
@@ -430,7 +427,7 @@ struct Decision {
   // Under DOP_CONFIG=auto with a choice that is not the application's device (check_auto): the launch class, the
   // way this launch runs ("model" as decided, "native" to time the application's device, "measured": the faster
   // way measured), and whether it is timed. ran_ms: the launch's time, for the record.
-  std::string class_key;
+  DopState::Measured* measured = nullptr;  // the launch class's times (guarded by DopState::m)
   const char* way = "model";
   bool timed = false;
   double ran_ms = -1;
@@ -478,8 +475,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   const auto t0 = Clock::now();
   DopState& s = dop_state();
   DopState::Entry& entry = *d.entry;
-  // One dop launch at a time (a launch owns both devices); the buffers' states are held for the whole launch.
-  std::lock_guard<std::mutex> launch_lock(s.launch_m);
+  // The buffers' states are held for the whole launch (dop launches run one at a time: this is the worker).
   std::lock_guard<std::mutex> entry_lock(entry.m);
   bind_shape(entry, *d.spec);
   const Spec& es = entry.exec->spec();
@@ -523,8 +519,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     for (size_t i = 0; i < es.args.size(); ++i)
       if (states[i]) give_back(i);
     const bool before_running = dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e) ||
-                                dynamic_cast<const std::invalid_argument*>(&e) ||
-                                dynamic_cast<const std::logic_error*>(&e);
+                                dynamic_cast<const std::logic_error*>(&e);  // invalid_argument included
     if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e)) {
       std::lock_guard<std::mutex> l(s.m);  // will not build or run for dop's devices: do not try again
       s.failed[d.key] = e.what();
@@ -578,23 +573,26 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   return CL_SUCCESS;
 }
 
+// The launch class of a launch: its executor key and its work-items to the nearest power of two, so that an NDRange
+// that shrinks step by step still meets its class again. Called with s.m held, once per kernel and signature.
+DopState::Measured* launch_class(DopState& s, const std::string& key, cl_uint work_dim, const size_t* global) {
+  size_t items = 1;
+  for (cl_uint i = 0; i < work_dim; ++i) items *= global[i];
+  int bucket = 0;
+  while (items > 1) items >>= 1, ++bucket;
+  return &s.measured[key + '\0' + std::to_string(bucket)];
+}
+
 // The model chose something other than the application's own device: the choice is checked by measurement, per
-// launch class (kernel, argument signature, and the launch's work-items to the nearest power of two, so that an
-// NDRange that shrinks step by step still meets its class again). A class starts on the application's device in
+// launch class (launch_class). A class starts on the application's device in
 // whole, timed (by finishing the queue before and after it). Trying the model's choice costs a launch or more of
 // fetching, building and flushing, so it is tried (timed) only once the class's launches have taken explore_ms on
 // the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
 // way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
 // and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
-void check_against_native(DopState& s, Decision& d, const Config& native_config, const size_t* global,
-                          cl_uint work_dim) {
-  size_t items = 1;
-  for (cl_uint i = 0; i < work_dim; ++i) items *= global[i];
-  int bucket = 0;
-  while (items > 1) items >>= 1, ++bucket;
-  d.class_key = d.key + '\0' + std::to_string(bucket);
+void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   std::lock_guard<std::mutex> l(s.m);
-  DopState::Measured& m = s.measured[d.class_key];
+  DopState::Measured& m = *d.measured;
   const int launch = m.launches++;
   bool native;
   if (m.native_n == 0 && m.dop_n == 0) {
@@ -758,11 +756,7 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
       if (run_with_dop(side, plan, d, states, ms_between(t0, Clock::now())) != CL_SUCCESS) status = CL_OUT_OF_RESOURCES;
     } catch (const std::exception& e) {
       // The launch returned long ago: its event says it failed, and the commands waiting for it fail with it.
-      for (const auto& st : states)
-        if (st) {
-          std::lock_guard<std::mutex> l(st->m);
-          if (!dop_failed(*st)) status = CL_OUT_OF_RESOURCES;
-        }
+      // run_with_dop has dropped dop's copies of what the kernel may have written; the others stay as they are.
       status = CL_OUT_OF_RESOURCES;
       log_line("kernel=" + plan.kernel_name + " error: asynchronous dop launch failed: " + e.what());
     }
@@ -774,10 +768,10 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
   return CL_SUCCESS;
 }
 
-// Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Throws when dop cannot decide
-// (the launch falls back).
-// Reasons that hold for every launch of a kernel come back as a string, not an exception (a fallback costs the
-// launch no more than the real enqueue).
+// Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Returns why dop cannot run it
+// ("" when it can): reasons that hold for every launch of a kernel come back as a string, not an exception, so that
+// a fallback costs the launch no more than the real enqueue. Throws only at a kernel's first launch, when its
+// executor cannot be made (the launch falls back).
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
                    const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d) {
   DopState& s = dop_state();
@@ -802,6 +796,7 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
       d.entry = m->second.entry;
       d.spec = m->second.spec;
       d.key = m->second.key;
+      d.measured = m->second.measured;
       if (d.automatic) d.config = m->second.model_config, d.decide_us = m->second.decide_us;
       known = true;
     }
@@ -841,23 +836,24 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
       d.config = pd.config;
     }
     std::lock_guard<std::mutex> l(s.m);
-    s.memo[kernel] = DopState::KernelMemo{signature, d.entry, d.spec, d.key, d.config, d.decide_us};
+    d.measured = launch_class(s, d.key, work_dim, global);
+    s.memo[kernel] = DopState::KernelMemo{signature, d.entry, d.spec, d.key, d.config, d.decide_us, d.measured};
   }
   if (d.automatic) {
     const cl_device_id dev = queue_device(queue);
     d.native = native_route(d.config, dev, s.sel);
     const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
     if (!d.native && (on_gpu || on_cpu) && s.check_auto)
-      check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0}, global, work_dim);
+      check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
   }
   return {};
 }
 
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).
 void record_time(DopState& s, const Decision& d) {
-  if (!d.timed || d.ran_ms < 0) return;
+  if (!d.timed || d.ran_ms < 0 || !d.measured) return;
   std::lock_guard<std::mutex> l(s.m);
-  DopState::Measured& m = s.measured[d.class_key];
+  DopState::Measured& m = *d.measured;
   (d.native ? m.native_ms : m.dop_ms) = d.ran_ms;  // the latest: a first launch also builds dop's programs
   ++(d.native ? m.native_n : m.dop_n);
 }

@@ -79,12 +79,6 @@ std::vector<RangeSet::Range> RangeSet::missing(size_t lo, size_t hi) const {
   return out;
 }
 
-size_t RangeSet::bytes() const {
-  size_t n = 0;
-  for (const Range& r : r_) n += r.second - r.first;
-  return n;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Buffer state
 // ---------------------------------------------------------------------------------------------------------------
@@ -257,6 +251,7 @@ void flush_and_drop_all(cl_command_queue queue) {
 }
 
 void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::vector<cl_event>& waits) {
+  if (!any_buffer_state()) return;  // dop never ran with a buffer: nothing can be stale
   if (!kb.known) {
     flush_and_drop_all(queue);
     return;

@@ -25,7 +25,6 @@ class RangeSet {
   bool intersects(size_t lo, size_t hi) const;
   std::vector<Range> missing(size_t lo, size_t hi) const;  ///< the parts of [lo, hi) outside the set
   std::vector<Range> within(size_t lo, size_t hi) const;   ///< the parts of [lo, hi) inside the set
-  size_t bytes() const;
   bool empty() const { return r_.empty(); }
   void clear() { r_.clear(); }
 
