@@ -1,0 +1,347 @@
+// What dop can run of a launch and what it decides for it: the launch's plan from the tables, its spec and executor,
+// DOP_CONFIG or the model (memoised per application kernel), and auto's check against the application's device.
+#include <algorithm>
+#include <cstring>
+
+#include "launch.hpp"
+
+#include "forms.hpp"  // kernel forms (DOP_BUNDLES, the forms cache, DOP_BUNDLER) and DOP_RECORD
+
+namespace dop::intercept {
+namespace {
+
+Access access_of(cl_mem_flags f) {
+  if (f & CL_MEM_READ_ONLY) return Access::read;
+  if (f & CL_MEM_WRITE_ONLY) return Access::write;
+  return Access::read_write;
+}
+
+ElemType scalar_type(size_t bytes) {
+  switch (bytes) {
+    case 1:
+      return ElemType::u8;
+    case 2:
+      return ElemType::u16;
+    case 4:
+      return ElemType::u32;
+    default:
+      return ElemType::u64;
+  }
+}
+
+// The launch as a spec (buffers of bytes, scalars of their size) and the key of its executor: program, kernel and
+// argument signature (not the launch shape: one executor is rebound to each shape).
+Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local,
+                 std::string& key) {
+  Spec spec;
+  spec.name = plan.kernel_name;
+  spec.kernel_name = plan.kernel_name;
+  spec.build_options = plan.options;
+  spec.global.assign(global, global + work_dim);
+  if (local) spec.local.assign(local, local + work_dim);
+  key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +
+        std::to_string(work_dim);
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const ArgInfo& a = plan.args[i];
+    ArgSpec as;
+    as.name = "arg" + std::to_string(i);
+    if (a.kind == ArgInfo::Kind::mem) {
+      as.kind = ArgKind::buffer;
+      as.type = ElemType::u8;  // byte granularity: the copy-mode merge never mixes two devices' writes
+      as.count = plan.buffers[i].size;
+      as.access = access_of(plan.buffers[i].flags);
+      key += "|b" + std::to_string(as.count) + "a" + std::to_string(int(as.access));
+    } else {
+      as.kind = ArgKind::scalar;
+      as.type = scalar_type(a.size);
+      key += "|s" + std::to_string(a.size);
+    }
+    spec.args.push_back(as);
+  }
+  return spec;
+}
+
+// What a launch's decision depends on, besides the kernel: its program, shape, scalar values and buffer sizes.
+std::string launch_signature(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local) {
+  std::string sig;
+  sig.reserve(96 + plan.options.size() + plan.kernel_name.size());
+  auto put = [&sig](const void* p, size_t n) { sig.append(static_cast<const char*>(p), n); };
+  put(&plan.source_hash, sizeof plan.source_hash);
+  sig += plan.options + '\0' + plan.kernel_name + '\0';
+  put(&work_dim, sizeof work_dim);
+  put(global, work_dim * sizeof(size_t));
+  if (local) put(local, work_dim * sizeof(size_t));
+  sig += local ? 'l' : 'a';
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const ArgInfo& a = plan.args[i];
+    if (a.kind == ArgInfo::Kind::mem) {
+      put(&plan.buffers[i].size, sizeof(size_t));
+      put(&plan.buffers[i].flags, sizeof(cl_mem_flags));
+    } else {
+      sig += char(a.bytes.size());
+      sig.append(a.bytes.begin(), a.bytes.end());
+    }
+  }
+  return sig;
+}
+
+// The integer scalar arguments by name, for the model's size expressions (as unsigned values of their size).
+pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
+  pred::ArgValues v;
+  for (size_t i = 0; i < spec.args.size() && i < plan.args.size(); ++i) {
+    const auto& b = plan.args[i].bytes;
+    if (spec.args[i].kind != ArgKind::scalar || b.empty() || b.size() > 8) continue;
+    uint64_t x = 0;
+    std::memcpy(&x, b.data(), b.size());  // little-endian hosts
+    v[spec.args[i].name] = int64_t(x);
+  }
+  return v;
+}
+
+// The launch's executor, made at the first launch of its key (decide() has initialised dop and looked for an earlier
+// failure of the key). Called with the guard set. Throws (the launch falls back) when dop cannot make one; the reason
+// is remembered for the key.
+std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
+  std::lock_guard<std::mutex> l(s.m);
+  auto& e = s.executors[key];
+  if (e) return e;
+  ExecutorOptions opt;
+  opt.memory = s.memory;
+  const KernelForms forms =
+      dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
+  // The kernel's argument names: its footprint and the model's size expressions use them.
+  if (forms.arg_names.size() == spec.args.size())
+    for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
+  if (s.auto_config) {
+    if (!forms.code) {
+      s.failed[key] = "DOP_CONFIG=auto: " + forms.no_code;
+      throw std::runtime_error(s.failed[key]);
+    }
+    AutoModel m;
+    m.predictor = s.predictor;
+    m.kernel_id = forms.origin + ":" + plan.kernel_name;
+    opt.model = std::move(m);
+  }
+  apply_forms(forms, opt);
+  auto fresh = std::make_shared<DopState::Entry>();
+  fresh->model = opt.model;
+  fresh->exec = std::make_unique<Executor>(spec, *plan.source, s.sel, opt);
+  if (s.memory == MemoryMode::svm) {
+    fresh->args = fresh->exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
+  } else {
+    const Spec& es = fresh->exec->spec();
+    fresh->args.resize(es.args.size());
+    for (size_t i = 0; i < es.args.size(); ++i) {
+      fresh->args[i].spec = &es.args[i];
+      if (es.args[i].kind == ArgKind::scalar) {
+        fresh->args[i].storage.resize(1);
+        fresh->args[i].bytes = type_size(es.args[i].type);
+      }
+    }
+  }
+  e = std::move(fresh);
+  return e;
+}
+
+// The launch class of a launch: its executor key and its work-items to the nearest power of two, so that an NDRange
+// that shrinks step by step still meets its class again. Called with s.m held, once per kernel and signature.
+DopState::Measured* launch_class(DopState& s, const std::string& key, cl_uint work_dim, const size_t* global) {
+  size_t items = 1;
+  for (cl_uint i = 0; i < work_dim; ++i) items *= global[i];
+  int bucket = 0;
+  while (items > 1) items >>= 1, ++bucket;
+  return &s.measured[key + '\0' + std::to_string(bucket)];
+}
+
+// The model chose something other than the application's own device: the choice is checked by measurement, per
+// launch class (launch_class). A class starts on the application's device in
+// whole, timed (by finishing the queue before and after it). Trying the model's choice costs a launch or more of
+// fetching, building and flushing, so it is tried (timed) only once the class's launches have taken explore_ms on
+// the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
+// way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
+// and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
+void check_against_native(DopState& s, Decision& d, const Config& native_config) {
+  std::lock_guard<std::mutex> l(s.m);
+  DopState::Measured& m = *d.measured;
+  const int launch = m.launches++;
+  bool native;
+  if (m.native_n == 0 && m.dop_n == 0) {
+    native = s.native_first;
+    d.timed = true;
+  } else if (m.native_n == 0) {
+    native = d.timed = true;
+  } else if (m.dop_n == 0) {
+    native = double(launch) * m.native_ms < s.explore_ms;
+    d.timed = !native;
+  } else {
+    const bool native_wins = m.native_ms <= m.dop_ms;
+    const double ratio = native_wins ? m.dop_ms / std::max(m.native_ms, 1e-6) : m.native_ms / std::max(m.dop_ms, 1e-6);
+    d.timed = launch >= m.next_check && ratio < 1.5;  // the slower way, timed again
+    if (d.timed) m.next_check = launch + (m.interval *= 2);
+    native = native_wins != d.timed;
+  }
+  d.native = native;
+  if (native) d.config = native_config;
+  d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
+}
+
+}  // namespace
+
+std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
+                        const size_t* local, LaunchPlan& plan, bool& tracked) {
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto kit = t.kernels.find(kernel);
+  tracked = kit != t.kernels.end();
+  if (!tracked) return "kernel not created through clCreateKernel/clCreateKernelsInProgram";
+  const KernelInfo& k = kit->second;
+  plan.kernel_name = k.name;
+  if (!k.unsupported.empty()) return k.unsupported;
+  auto pit = t.programs.find(k.program);
+  if (pit == t.programs.end() || !pit->second.source)
+    return "program not created from source (binary, IL or built-in kernels)";
+  if (!pit->second.built) return "program not built with clBuildProgram (clCompileProgram/clLinkProgram)";
+  if (work_dim < 1 || work_dim > 3) return "work_dim " + std::to_string(work_dim);
+  if (!global) return "no global size";
+  for (cl_uint d = 0; d < work_dim; ++d) {
+    if (global[d] == 0) return "empty NDRange";
+    if (offset && offset[d] != 0) return "global work offset";
+    if (local && (local[d] == 0 || global[d] % local[d] != 0)) return "non-uniform work-groups";
+  }
+  plan.source = pit->second.source;
+  plan.source_hash = pit->second.source_hash;
+  plan.options = pit->second.options;
+  plan.args = k.args;
+  plan.buffers.assign(k.args.size(), BufferInfo{});
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const ArgInfo& a = k.args[i];
+    const std::string at = "argument " + std::to_string(i) + ": ";
+    if (!k.type_names.empty()) {
+      const std::string& tn = k.type_names[i];
+      for (const char* bad : {"image", "sampler", "pipe", "queue_t", "event_t"})
+        if (tn.find(bad) != std::string::npos) return at + tn;
+    }
+    switch (a.kind) {
+      case ArgInfo::Kind::unset:
+        return at + "not set";
+      case ArgInfo::Kind::local:
+        return at + "__local memory (" + std::to_string(a.size) + " bytes) or a NULL buffer";
+      case ArgInfo::Kind::unsupported:
+        return at + a.why;
+      case ArgInfo::Kind::mem: {
+        auto bit = t.buffers.find(a.mem);
+        if (bit == t.buffers.end()) return at + "buffer no longer known";
+        plan.buffers[i] = bit->second;
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
+            k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
+          return at + "buffer given for a non-pointer argument";
+        const cl_mem_flags f = bit->second.flags;
+        if (f & CL_MEM_HOST_NO_ACCESS) return at + "buffer with CL_MEM_HOST_NO_ACCESS";
+        if (f & CL_MEM_HOST_WRITE_ONLY) return at + "buffer with CL_MEM_HOST_WRITE_ONLY";
+        if ((f & CL_MEM_HOST_READ_ONLY) && !(f & CL_MEM_READ_ONLY))
+          return at + "writable buffer with CL_MEM_HOST_READ_ONLY";
+        break;
+      }
+      case ArgInfo::Kind::scalar:
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_PRIVATE)
+          return at + "pointer argument given a value that is not a known buffer";
+        if (a.size != 1 && a.size != 2 && a.size != 4 && a.size != 8)
+          return at + "scalar of " + std::to_string(a.size) + " bytes (vectors and structs are not supported)";
+        break;
+    }
+  }
+  // The same buffer in two arguments: dop's host copy cannot be two arguments at once.
+  for (size_t i = 0; i < k.args.size(); ++i)
+    for (size_t j = i + 1; j < k.args.size(); ++j)
+      if (k.args[i].kind == ArgInfo::Kind::mem && k.args[j].kind == ArgInfo::Kind::mem &&
+          k.args[i].mem == k.args[j].mem)
+        return "arguments " + std::to_string(i) + " and " + std::to_string(j) + " are the same buffer";
+  return {};
+}
+
+std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
+                   const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d) {
+  DopState& s = dop_state();
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    initialise(s);
+    if (!s.init_error.empty()) return s.init_error;
+    d.config = s.config;
+    d.automatic = s.auto_config;
+  }
+  if (!d.automatic) {
+    d.native = native_route(d.config, queue_device(queue), s.sel);
+    if (d.native) return {};
+  }
+  if (!not_runnable.empty()) return not_runnable;
+  const std::string signature = launch_signature(plan, work_dim, global, local);
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    auto m = s.memo.find(kernel);
+    if (m != s.memo.end() && m->second.signature == signature) {
+      d.entry = m->second.entry;
+      d.spec = m->second.spec;
+      d.key = m->second.key;
+      d.measured = m->second.measured;
+      if (d.automatic) d.config = m->second.model_config, d.decide_us = m->second.decide_us;
+      known = true;
+    }
+  }
+  if (!known) {
+    auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
+    {
+      std::lock_guard<std::mutex> l(s.m);
+      auto f = s.failed.find(d.key);
+      if (f != s.failed.end()) return "failed before: " + f->second;
+    }
+    d.entry = executor_for(s, plan, *spec, d.key);
+    {
+      std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
+      const Spec& es = d.entry->exec->spec();
+      for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) spec->args[i].name = es.args[i].name;
+    }
+    d.spec = spec;
+    if (d.automatic) {
+      // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
+      // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
+      const auto t = Clock::now();
+      pred::LaunchShape shape;
+      shape.work_dim = work_dim;
+      std::vector<size_t> wg;
+      if (!local) {
+        std::lock_guard<std::mutex> l(d.entry->m);
+        wg = d.entry->exec->local_size();
+      }
+      for (cl_uint i = 0; i < work_dim; ++i) {
+        shape.global[i] = global[i];
+        shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
+      }
+      const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code,
+                                                                  shape, scalar_values(*spec, plan));
+      d.decide_us = ms_between(t, Clock::now()) * 1e3;
+      d.config = pd.config;
+    }
+    std::lock_guard<std::mutex> l(s.m);
+    d.measured = launch_class(s, d.key, work_dim, global);
+    s.memo[kernel] = DopState::KernelMemo{signature, d.entry, d.spec, d.key, d.config, d.decide_us, d.measured};
+  }
+  if (d.automatic) {
+    const cl_device_id dev = queue_device(queue);
+    d.native = native_route(d.config, dev, s.sel);
+    const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
+    if (!d.native && (on_gpu || on_cpu) && s.check_auto)
+      check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
+  }
+  return {};
+}
+
+void record_time(DopState& s, const Decision& d) {
+  if (!d.timed || d.ran_ms < 0 || !d.measured) return;
+  std::lock_guard<std::mutex> l(s.m);
+  DopState::Measured& m = *d.measured;
+  (d.native ? m.native_ms : m.dop_ms) = d.ran_ms;  // the latest: a first launch also builds dop's programs
+  ++(d.native ? m.native_n : m.dop_n);
+}
+
+}  // namespace dop::intercept

@@ -1,0 +1,286 @@
+// A launch on dop's devices (the dop route): dop's worker thread, which runs every such launch in the order they were
+// enqueued; the buffers' residency around the engine's launch; synchronous and asynchronous submission.
+#include <algorithm>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "launch.hpp"
+
+namespace dop::intercept {
+namespace {
+
+// Rebinds the entry's executor to this launch's shape (entry.m held); a shape seen before costs nothing
+// (Executor::rebind keeps programs per build key).
+void bind_shape(DopState::Entry& entry, const Spec& spec) {
+  const Spec& cur = entry.exec->spec();
+  if (cur.global == spec.global && cur.local == spec.local) return;
+  Spec next = cur;
+  next.global = spec.global;
+  next.local = spec.local;
+  entry.exec->rebind(next);
+}
+
+void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
+  const Spec& es = entry.exec->spec();
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (es.args[i].kind == ArgKind::scalar)
+      std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
+}
+
+// Runs the launch with dop, over dop's host copies of the buffers (on dop's worker thread; `states` are the buffer
+// arguments' states, marked busy by the submitter; `queue` is dop's own queue on the application's context and
+// device, for fetches). Returns CL_SUCCESS, or throws before anything of the application's has been changed (the
+// caller then falls back); a failure after which results of earlier dop launches are lost is returned as an error.
+cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
+                    const std::vector<std::shared_ptr<BufferState>>& states, double wait_ms) {
+  const auto t0 = Clock::now();
+  DopState& s = dop_state();
+  DopState::Entry& entry = *d.entry;
+  // The buffers' states are held for the whole launch (dop launches run one at a time: this is the worker).
+  std::lock_guard<std::mutex> entry_lock(entry.m);
+  bind_shape(entry, *d.spec);
+  const Spec& es = entry.exec->spec();
+  std::vector<std::unique_lock<std::mutex>> held;
+  {
+    std::vector<BufferState*> order;
+    for (const auto& st : states)
+      if (st) order.push_back(st.get());
+    std::sort(order.begin(), order.end());
+    for (BufferState* st : order) held.emplace_back(st->m);
+  }
+  size_t fetched = 0;
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read);
+  set_scalars(entry, plan);
+  const bool svm = s.memory == MemoryMode::svm;
+  auto take = [&](size_t i) {  // dop's host copy becomes the launch's argument, and back
+    if (svm)
+      std::memcpy(entry.args[i].data(), states[i]->shadow.data(), states[i]->size);
+    else {
+      std::swap(entry.args[i].storage, states[i]->shadow.storage);
+      entry.args[i].bytes = states[i]->size;
+    }
+  };
+  auto give_back = [&](size_t i) {
+    if (svm) {
+      if (es.args[i].access != Access::read)
+        std::memcpy(states[i]->shadow.data(), entry.args[i].data(), states[i]->size);
+    } else {
+      std::swap(entry.args[i].storage, states[i]->shadow.storage);
+      entry.args[i].bytes = 0;
+    }
+  };
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) take(i);
+  const auto t1 = Clock::now();
+  LaunchResult r;
+  try {
+    r = d.automatic ? entry.exec->launch_auto(entry.args) : entry.exec->launch(entry.args, d.config);
+  } catch (const std::exception& e) {
+    for (size_t i = 0; i < es.args.size(); ++i)
+      if (states[i]) give_back(i);
+    const bool before_running = dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e) ||
+                                dynamic_cast<const std::logic_error*>(&e);  // invalid_argument included
+    if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e)) {
+      std::lock_guard<std::mutex> l(s.m);  // will not build or run for dop's devices: do not try again
+      s.failed[d.key] = e.what();
+    }
+    if (before_running) throw;
+    bool lost = false;
+    for (size_t i = 0; i < es.args.size(); ++i)
+      if (states[i] && es.args[i].access != Access::read && !dop_failed(*states[i])) lost = true;
+    if (!lost) throw;  // the application's copies are current: the real launch runs
+    log_line("kernel=" + plan.kernel_name + " error: dop failed after earlier results were lost: " + e.what());
+    return CL_OUT_OF_RESOURCES;
+  }
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i]) give_back(i);
+  d.config = r.config;
+  ++entry.launches;
+  const auto t2 = Clock::now();
+  // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now).
+  for (size_t i = 0; i < es.args.size(); ++i)
+    if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
+  const auto t3 = Clock::now();
+  d.ran_ms = ms_between(t1, t3);
+  const cl_uint work_dim = cl_uint(d.spec->global.size());
+  const size_t* global = d.spec->global.data();
+  const size_t* local = d.spec->local.empty() ? nullptr : d.spec->local.data();
+  if (log_enabled()) {
+    std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
+                       " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
+    if (r.automatic) line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us);
+    line += " route=dop";
+    if (r.cpu_cores > 0)
+      line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +
+              " cpu_wg=" + std::to_string(r.cpu.work_groups);
+    else
+      line += " cpu=none cpu_wg=0";
+    if (!r.gpu.device.empty())
+      line += " gpu=" + r.gpu.device + " gpu_units=" + std::to_string(r.gpu_alloc) + "/8" +
+              " gpu_wg=" + std::to_string(r.gpu.work_groups);
+    else
+      line += " gpu=none gpu_wg=0";
+    if (r.programs_built + r.programs_from_cache > 0)
+      line += " built=" + std::to_string(r.programs_built) + " cached=" + std::to_string(r.programs_from_cache) +
+              " build_ms=" + fmt_ms(r.build_ms);
+    line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
+            " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
+            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
+    if (d.async) line += " async=1";
+    if (!r.note.empty()) line += " note=\"" + r.note + "\"";
+    log_line(line);
+  }
+  return CL_SUCCESS;
+}
+
+void submit(DopState& s, std::function<void()> job) {
+  std::lock_guard<std::mutex> l(s.worker_m);
+  if (!s.worker_started) {
+    s.worker_started = true;
+    std::thread([&s] {
+      Inside guard;  // every OpenCL call of the worker is dop's own
+      for (;;) {
+        std::function<void()> next;
+        {
+          std::unique_lock<std::mutex> wl(s.worker_m);
+          s.worker_cv.wait(wl, [&] { return !s.jobs.empty(); });
+          next = std::move(s.jobs.front());
+          s.jobs.pop_front();
+        }
+        next();
+      }
+    }).detach();  // never joined: the state is never destroyed (the application may launch from static destructors)
+  }
+  s.jobs.push_back(std::move(job));
+  s.worker_cv.notify_one();
+}
+
+// dop's own queue on the context and device of the application's queue (made once; called with the guard set).
+cl_command_queue side_queue(DopState& s, cl_command_queue app_queue) {
+  cl_context ctx = nullptr;
+  cl_device_id dev = nullptr;
+  cl::check(clGetCommandQueueInfo(app_queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "clGetCommandQueueInfo",
+            "application queue");
+  cl::check(clGetCommandQueueInfo(app_queue, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
+            "application queue");
+  std::lock_guard<std::mutex> l(s.m);
+  cl_command_queue& q = s.side_queues[{ctx, dev}];
+  if (!q) {
+    cl_int err = CL_SUCCESS;
+    q = clCreateCommandQueue(ctx, dev, 0, &err);
+    if (err != CL_SUCCESS) {
+      q = nullptr;
+      cl::check(err, "clCreateCommandQueue", "dop's queue on the application's device");
+    }
+  }
+  return q;
+}
+
+// The buffer arguments' states, each marked busy until `done` (commands of the application's on them wait).
+std::vector<std::shared_ptr<BufferState>> claim_buffers(const LaunchPlan& plan) {
+  std::vector<std::shared_ptr<BufferState>> states(plan.args.size());
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    if (plan.args[i].kind != ArgInfo::Kind::mem) continue;
+    states[i] = buffer_state(plan.args[i].mem, true);
+    if (!states[i]) throw std::runtime_error("argument " + std::to_string(i) + ": buffer no longer known");
+  }
+  for (const auto& st : states)
+    if (st) {
+      std::lock_guard<std::mutex> l(st->m);
+      ++st->busy;
+    }
+  return states;
+}
+
+void done(const std::vector<std::shared_ptr<BufferState>>& states) {
+  for (const auto& st : states)
+    if (st) {
+      std::lock_guard<std::mutex> l(st->m);
+      if (--st->busy == 0) st->idle.notify_all();
+    }
+}
+
+}  // namespace
+
+cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_event* wait_list, cl_event* event,
+                       const LaunchPlan& plan, Decision& d) {
+  DopState& s = dop_state();
+  const cl_command_queue side = side_queue(s, queue);
+  d.async = s.async && !d.timed && d.entry->launches > 0;
+  auto states = claim_buffers(plan);
+  if (!d.async) {
+    const auto t0 = Clock::now();
+    try {
+      // The application's order: the kernel runs after its wait list and after everything queued before it.
+      if (num_events > 0) cl::check(clWaitForEvents(num_events, wait_list), "clWaitForEvents", "wait list");
+      cl::check(clFinish(queue), "clFinish", "application queue");
+    } catch (...) {
+      done(states);
+      throw;
+    }
+    const double wait_ms = ms_between(t0, Clock::now());
+    std::promise<cl_int> result;
+    submit(s, [&] {  // the caller's locals live until the promise is kept: it is kept last
+      cl_int r = CL_SUCCESS;
+      std::exception_ptr failed;
+      try {
+        r = run_with_dop(side, plan, d, states, wait_ms);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      done(states);
+      if (failed)
+        result.set_exception(failed);
+      else
+        result.set_value(r);
+    });
+    const cl_int r = result.get_future().get();  // rethrows: the caller falls back
+    if (r != CL_SUCCESS || !event) return r;
+    *event = nullptr;
+    cl_int err = clEnqueueMarkerWithWaitList(queue, 0, nullptr, event);
+    if (err != CL_SUCCESS) {  // a completed user event instead
+      cl_context ctx = nullptr;
+      err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
+      if (err == CL_SUCCESS) *event = clCreateUserEvent(ctx, &err);
+      if (err == CL_SUCCESS) err = clSetUserEventStatus(*event, CL_COMPLETE);
+    }
+    return err;
+  }
+  cl_context ctx = nullptr;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr);
+  cl_event ran = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : nullptr, before = nullptr, after = nullptr;
+  if (err == CL_SUCCESS) err = clEnqueueMarkerWithWaitList(queue, num_events, wait_list, &before);
+  if (err == CL_SUCCESS) err = clEnqueueBarrierWithWaitList(queue, 1, &ran, &after);
+  if (err != CL_SUCCESS) {  // nothing enqueued that waits for `ran` survives: it is completed and let go
+    if (ran) clSetUserEventStatus(ran, CL_COMPLETE), clReleaseEvent(ran);
+    if (before) clReleaseEvent(before);
+    done(states);
+    throw cl::Error(err, "clEnqueueBarrierWithWaitList", "the application's queue, for an asynchronous dop launch");
+  }
+  if (event)
+    *event = after;
+  else
+    clReleaseEvent(after);
+  submit(s, [plan, d, states, side, ran, before]() mutable {
+    cl_int status = CL_COMPLETE;
+    const auto t0 = Clock::now();
+    try {
+      cl::check(clWaitForEvents(1, &before), "clWaitForEvents", "the application's earlier commands");
+      if (run_with_dop(side, plan, d, states, ms_between(t0, Clock::now())) != CL_SUCCESS) status = CL_OUT_OF_RESOURCES;
+    } catch (const std::exception& e) {
+      // The launch returned long ago: its event says it failed, and the commands waiting for it fail with it.
+      // run_with_dop has dropped dop's copies of what the kernel may have written; the others stay as they are.
+      status = CL_OUT_OF_RESOURCES;
+      log_line("kernel=" + plan.kernel_name + " error: asynchronous dop launch failed: " + e.what());
+    }
+    done(states);
+    clSetUserEventStatus(ran, status);
+    clReleaseEvent(ran);
+    clReleaseEvent(before);
+  });
+  return CL_SUCCESS;
+}
+
+}  // namespace dop::intercept

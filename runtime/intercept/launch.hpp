@@ -1,0 +1,148 @@
+// The interposer's launches, inside (internal to libdop_intercept.so): dop's state (devices, configuration,
+// executors, what auto measured), a launch's plan and decision, and the steps of a launch in the files of their
+// concern: state.cpp (dop's state, read once), decide.cpp (what dop can run and what it decides), dop_route.cpp (a
+// launch on dop's devices, on its worker thread), launch.cpp (the exported enqueues: native, dop or fallback).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "interpose.hpp"  // first: it sets which OpenCL APIs are in use
+#include "residency.hpp"
+
+namespace dop::intercept {
+
+struct DopState {
+  std::atomic<bool> ready{false};  // initialise has run: sel, config, auto_config and init_error no longer change
+  std::mutex m;                    // guards everything below (dop launches run one at a time on the worker)
+  bool initialised = false;
+  std::string init_error;  // non-empty: dop cannot run anything (every launch falls back with this reason)
+  cl::Selection sel;
+  Config config;
+  bool auto_config = false;  // DOP_CONFIG=auto: the model (DOP_MODEL) decides every launch
+  std::shared_ptr<const pred::Predictor> predictor;
+  std::unique_ptr<KernelFormsResolver> forms;  // the kernels' forms, from the bundles of DOP_BUNDLES
+  MemoryMode memory = MemoryMode::automatic;
+  // One executor per program, kernel and argument signature, rebound to each launch shape.
+  struct Entry {
+    std::mutex m;  // guards exec and args
+    std::unique_ptr<Executor> exec;
+    std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
+    int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
+    std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
+  };
+  std::map<std::string, std::shared_ptr<Entry>> executors;
+  std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
+  // DOP_CONFIG=auto: launch times measured per launch class (executor key and shape), both ways (check_auto).
+  struct Measured {
+    double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
+    int native_n = 0, dop_n = 0, launches = 0;
+    int interval = 8, next_check = 16;  // when the slower way is timed again
+  };
+  std::map<std::string, Measured> measured;
+  // Per application kernel: its last launch's signature and what decide() derived from it (spec, executor, the
+  // model's choice), so that a repeated launch builds none of it again.
+  struct KernelMemo {
+    std::string signature;
+    std::shared_ptr<Entry> entry;
+    std::shared_ptr<const Spec> spec;
+    std::string key;
+    Config model_config;
+    double decide_us = 0;
+    Measured* measured = nullptr;  // its launch class's times (a map node: stable)
+  };
+  std::unordered_map<cl_kernel, KernelMemo> memo;
+  bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
+  bool native_first = true;  // DOP_AUTO_FIRST=model: a launch class starts with the model's choice
+  double explore_ms = 50;    // DOP_AUTO_EXPLORE_MS: a class's native time before the model's choice is tried
+  bool async = true;         // DOP_ASYNC=0: every dop launch returns when it has run
+  // dop's launches run on one worker thread, in submission order; dop's own queue per application context and
+  // device serves their fetches (the application's queue waits behind a barrier while an asynchronous launch runs).
+  std::mutex worker_m;
+  std::condition_variable worker_cv;
+  std::deque<std::function<void()>> jobs;
+  bool worker_started = false;
+  std::map<std::pair<cl_context, cl_device_id>, cl_command_queue> side_queues;
+};
+
+DopState& dop_state();
+
+// The decision is the application's own device in whole: nothing for dop to add.
+bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel);
+cl_device_id queue_device(cl_command_queue q);
+// Reads dop's devices and configuration, once (docs/intercept.md, "Environment"); an error is kept in init_error.
+// Called with dop_state().m held and the guard set.
+void initialise(DopState& s);
+// A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
+bool fixed_native(cl_command_queue queue);
+
+using Clock = std::chrono::steady_clock;
+inline double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+// A launch size for the log ("auto" when the application left it to the implementation), and milliseconds.
+std::string dims(cl_uint n, const size_t* v);
+std::string fmt_ms(double ms);
+
+// What an enqueue needs, copied out of the tables under their lock.
+struct LaunchPlan {
+  std::string kernel_name;
+  std::shared_ptr<const std::string> source;
+  size_t source_hash = 0;
+  std::string options;
+  std::vector<ArgInfo> args;
+  std::vector<BufferInfo> buffers;  // per argument (mem arguments only)
+};
+
+// Returns "" and fills `plan` when dop can run this launch, else the reason it cannot.
+std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
+                        const size_t* local, LaunchPlan& plan, bool& tracked);
+
+// What a launch was decided to be.
+struct Decision {
+  Config config;
+  bool native = false;
+  bool automatic = false;
+  double decide_us = 0;
+  // Under DOP_CONFIG=auto with a choice that is not the application's device (check_auto): the launch class's times
+  // (guarded by DopState::m), the way this launch runs ("model" as decided, "native" to time the application's
+  // device, "measured": the faster way measured), and whether it is timed. ran_ms: the launch's time, for the record.
+  DopState::Measured* measured = nullptr;
+  const char* way = "model";
+  bool timed = false;
+  double ran_ms = -1;
+  bool async = false;                      // the dop route returned before the launch ran
+  std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
+  std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
+  std::string key;
+};
+
+// Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Returns why dop cannot run it
+// ("" when it can): reasons that hold for every launch of a kernel come back as a string, not an exception, so that
+// a fallback costs the launch no more than the real enqueue. Throws only at a kernel's first launch, when its
+// executor cannot be made (the launch falls back).
+std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
+                   const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d);
+// Record of a timed launch (DOP_CONFIG=auto, check_auto).
+void record_time(DopState& s, const Decision& d);
+
+// A dop launch, run on the worker. Synchronous (the first launch of an executor, a timed one, DOP_ASYNC=0): the
+// caller waits for its wait list, its queue and the launch, and falls back when dop fails before running. Otherwise
+// asynchronous: a marker after the application's earlier commands and wait list starts it, a barrier on a user
+// event holds the application's queue until it has run, and the call returns at once with the barrier's event.
+cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_event* wait_list, cl_event* event,
+                       const LaunchPlan& plan, Decision& d);
+
+}  // namespace dop::intercept

@@ -1,0 +1,102 @@
+// dop's state in the interposer: the devices and configuration read once (DOP_CONFIG, DOP_MODEL, DOP_BUNDLES,
+// DOP_MEMORY, DOP_AUTO_*, DOP_ASYNC), and whether a queue's device is the configuration in whole.
+#include <cstdlib>
+#include <cstring>
+
+#include "launch.hpp"
+
+#include "forms.hpp"  // kernel forms (DOP_BUNDLES, the forms cache, DOP_BUNDLER) and DOP_RECORD
+
+namespace dop::intercept {
+
+DopState& dop_state() {
+  static DopState* s = new DopState;  // never destroyed (see tables())
+  return *s;
+}
+
+bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel) {
+  if (sel.gpu && app_device == sel.gpu->device) return c.cpu == 0 && c.gpu >= 1;
+  if (sel.cpu && app_device == sel.cpu->device) return c.gpu == 0 && c.cpu >= 1;
+  return false;
+}
+
+cl_device_id queue_device(cl_command_queue q) {
+  cl_device_id d = nullptr;
+  if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS) return nullptr;
+  return d;
+}
+
+void initialise(DopState& s) {
+  if (s.initialised) return;
+  s.initialised = true;
+  try {
+    s.sel = cl::select_devices(cl::discover());
+    if (!s.sel.cpu && !s.sel.gpu) throw std::runtime_error("no OpenCL device for dop");
+    const char* cfg = std::getenv("DOP_CONFIG");
+    // Kernel bundles (dop bundle): malleable forms, footprints and code features for the interposed kernels. A
+    // bundle that cannot be read stops dop (every launch falls back, naming it) rather than being skipped silently.
+    s.forms = dop_intercept::make_forms_resolver(log_line);
+    if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
+      const char* model = std::getenv("DOP_MODEL");
+      if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
+      pred::PredictorOptions po;
+      if (const char* id = std::getenv("DOP_PLATFORM_ID")) po.platform_id = id;
+      s.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(model, po));
+      s.auto_config = true;
+    } else if (cfg && *cfg) {
+      s.config = parse_config(cfg);
+    } else {
+      s.config = Config{s.sel.cpu ? 1.0 : 0.0, s.sel.gpu ? 1.0 : 0.0};  // all cores, the whole GPU
+    }
+    const char* mem = std::getenv("DOP_MEMORY");
+    if (mem && *mem) s.memory = parse_memory_mode(mem);
+    const char* check = std::getenv("DOP_AUTO_CHECK");
+    s.check_auto = !(check && std::strcmp(check, "0") == 0);
+    const char* first = std::getenv("DOP_AUTO_FIRST");
+    if (first && *first && std::strcmp(first, "native") != 0 && std::strcmp(first, "model") != 0)
+      throw std::runtime_error(std::string("DOP_AUTO_FIRST=") + first + ": expected native or model");
+    s.native_first = !(first && std::strcmp(first, "model") == 0);
+    if (const char* e = std::getenv("DOP_AUTO_EXPLORE_MS"); e && *e) {
+      char* end = nullptr;
+      s.explore_ms = std::strtod(e, &end);
+      if (*end || !(s.explore_ms >= 0))
+        throw std::runtime_error(std::string("DOP_AUTO_EXPLORE_MS=") + e + ": expected milliseconds >= 0");
+    }
+    const char* async = std::getenv("DOP_ASYNC");
+    s.async = !(async && std::strcmp(async, "0") == 0);
+  } catch (const std::exception& e) {
+    s.init_error = e.what();
+  }
+  s.ready.store(true, std::memory_order_release);
+}
+
+bool fixed_native(cl_command_queue queue) {
+  DopState& s = dop_state();
+  if (!s.ready.load(std::memory_order_acquire) || !s.init_error.empty() || s.auto_config) return false;
+  return native_route(s.config, queue_device(queue), s.sel);
+}
+
+std::string dims(cl_uint n, const size_t* v) {
+  if (!v) return "auto";
+  std::string s;
+  for (cl_uint d = 0; d < n; ++d) s += (d ? "x" : "") + std::to_string(v[d]);
+  return s;
+}
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ms);
+  return buf;
+}
+
+void prepare_dop() {
+  try {
+    Inside guard;
+    DopState& s = dop_state();
+    std::lock_guard<std::mutex> l(s.m);
+    initialise(s);
+  } catch (...) {
+  }
+}
+
+}  // namespace dop::intercept
