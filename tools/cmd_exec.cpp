@@ -144,7 +144,7 @@ void add_exec(CLI::App& app) {
   cmd->add_flag("--log", f->log,
                 "One line per kernel launch on stderr: config, work-groups per device, time, or "
                 "why it fell back [env DOP_LOG=1]");
-  cmd->add_option("--lib", f->lib, "The interposer [env DOP_INTERCEPT_LIB; default ../lib next to dop]");
+  cmd->add_option("--lib", f->lib, "The interposer [env DOP_INTERCEPT_LIB; default the lib folder next to dop]");
   add_device_flags(cmd, f->devices);
   cmd->add_option("command", f->command, "The application and its arguments (put them after --)")->required();
   cmd->callback([f] { run_exec(*f); });

@@ -3,15 +3,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "commands.hpp"
 #include "dop/bundle.hpp"
+#include "dop/files.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
 #include "dop/run_single.hpp"
@@ -87,10 +86,10 @@ void run(const RunFlags& f) {
   }
   apply_forms(forms, opt);
   if (!f.malleable.empty()) {
-    std::ifstream m(f.malleable, std::ios::binary);
+    auto m = read_whole_file(f.malleable);
     if (!m || std::filesystem::is_directory(f.malleable))
       throw std::invalid_argument("--malleable " + f.malleable + ": cannot be read");
-    opt.malleable_source.assign(std::istreambuf_iterator<char>(m), std::istreambuf_iterator<char>());
+    opt.malleable_source = std::move(*m);
     opt.malleable_origin = f.malleable;
     opt.malleable_note.clear();
   }
@@ -130,18 +129,16 @@ void run(const RunFlags& f) {
                                 {"cache_dir", program_cache_dir()}};
   const LaunchResult& last = results.back();
   // What ran: the CPU in whole cores, the GPU in eighths; a configuration between them is rounded, and said so.
-  const Config cfg = config_run(last, ex.cpu_cores_total());
+  const int cores = ex.cpu_cores_total();
+  const Config cfg = config_run(last, cores);
   // Off the grid: not whole cores or eighths (a GPU that ran unthrottled for want of a malleable form is not rounding;
   // the note says so).
-  const int cores = ex.cpu_cores_total();
-  const bool rounded = (cores > 0 && std::abs(last.config.cpu * cores - std::round(last.config.cpu * cores)) > 1e-6) ||
-                       std::abs(last.config.gpu * 8 - std::round(last.config.gpu * 8)) > 1e-6;
-  if (rounded)
+  auto off_step = [](double share, int steps) { return std::abs(share * steps - std::round(share * steps)) > 1e-6; };
+  if ((cores > 0 && off_step(last.config.cpu, cores)) || off_step(last.config.gpu, last.gpu_mod))
     std::fprintf(
         stderr,
         "dop: warning: configuration %s is not on this machine's grid: ran %s (%d of %d CPU cores, GPU %d/%d)\n",
-        to_string(last.config).c_str(), to_string(cfg).c_str(), last.cpu_cores, ex.cpu_cores_total(), last.gpu_alloc,
-        last.gpu_mod);
+        to_string(last.config).c_str(), to_string(cfg).c_str(), last.cpu_cores, cores, last.gpu_alloc, last.gpu_mod);
   nlohmann::json auto_info;
   if (f.auto_config) {
     const auto& model = opt.model->predictor->model();

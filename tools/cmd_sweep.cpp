@@ -14,6 +14,7 @@
 #include "dop/dataset.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/sweep.hpp"
+#include "platform_id.hpp"
 #include "sweep_isolation.hpp"
 #include "workloads.hpp"
 
@@ -150,8 +151,7 @@ void run_sweep_cmd(const SweepFlags& f) {
       o.grid.gpu_levels = j["grid"]["gpu_levels"].get<std::vector<double>>();
     }
   }
-  if (o.platform_id.empty())
-    o.platform_id = (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
+  if (o.platform_id.empty()) o.platform_id = devices_platform_id(sel);
   if (!f.features.empty()) o.features = read_code_feature_table(f.features);
   set_per_kernel(f, o);
   Progress progress;
