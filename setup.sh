@@ -146,7 +146,7 @@ case "$mode" in
     }
     # OpenCL C sources into the feature extractor (seeds: tests/data/features).
     fuzz fuzz_features -max_len=4096 -dict=features/fuzz/opencl.dict build-fuzz/corpus tests/data/features
-    # Workload specs, parsed and checked against kernel signatures (seeds: the specs of tests/data/run, kernels/gemm).
+    # Workload specs, parsed and serialised back (seeds: the specs of tests/data/run, kernels/gemm).
     fuzz fuzz_spec -max_len=4096 -dict=features/fuzz/spec.dict build-fuzz/corpus-spec tests/data/run kernels/gemm
     ;;
   embed)
