@@ -124,7 +124,9 @@ case "$mode" in
     install_packages
     configure_and_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_SANITIZE=ON -DDOP_WERROR=ON \
       -DDOP_BUILD_BENCHMARKS=OFF
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 run_tests build-asan
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+      LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_tests build-asan
     ;;
   fuzz)
     install_packages

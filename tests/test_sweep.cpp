@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <random>
@@ -57,21 +59,31 @@ Rows read_rows(const std::string& path) {
   return r;
 }
 
-// Starts `dop sweep`, kills it with SIGKILL after `ms` milliseconds (if still running). Returns true if it finished.
-bool run_and_kill(const std::string& args, int ms) {
+// Lines in `path` (0 when it does not exist yet).
+size_t count_lines(const std::string& path) {
+  std::ifstream f(path);
+  return size_t(std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n'));
+}
+
+// Starts `dop sweep ARGS --out OUT` and kills it with SIGKILL once OUT holds `lines` lines and a further `delay_us`
+// microseconds have passed (if it is still running): kill points follow the sweep's progress, not the clock, so
+// they fall inside the sweep on a fast machine and a slow one alike. Returns true if it finished by itself.
+bool run_and_kill(const std::string& args, const std::string& out, size_t lines, int delay_us) {
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    const std::string cmd = "exec " + dop_binary() + " sweep " + args + " >/dev/null 2>&1";
+    const std::string cmd = "exec " + dop_binary() + " sweep " + args + " --out " + out + " >/dev/null 2>&1";
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);  // a hung sweep fails the test
   int status = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (count_lines(out) < lines && std::chrono::steady_clock::now() < deadline) {
     if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
+  std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+  if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
   return false;
@@ -114,11 +126,14 @@ TEST_CASE("a sweep killed at random points and resumed has exactly the rows of a
   std::remove(out.c_str());
   std::mt19937 rng(12345);
   int kills = 0;
+  // Each run is killed a random number of rows after the point where the last one was (header + 132 rows in all),
+  // at a random moment after that row: between rows, or inside a write or a workload's fdatasync.
   for (int attempt = 0; attempt < 40; ++attempt) {
-    if (run_and_kill(kSpecs + " --out " + out, 150 + int(rng() % 700))) break;
+    const size_t target = count_lines(out) + 1 + rng() % 40;
+    if (run_and_kill(kSpecs, out, target, int(rng() % 3000))) break;
     ++kills;
   }
-  CHECK(kills > 0);  // the test exercised at least one kill
+  CHECK(kills > 0);  // the test exercised at least one kill: the first target (at most row 40 of 132) is mid-sweep
   const auto finish = run_command(dop_binary() + " sweep" + kSpecs + " --out " + out);
   REQUIRE(finish.rc == 0);
   const Rows rows = read_rows(out);
