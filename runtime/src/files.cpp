@@ -1,4 +1,4 @@
-// Atomic file writes (dop/files.hpp).
+// Atomic file writes, whole-file reads and the cache root (dop/files.hpp).
 #include "dop/files.hpp"
 
 #include <unistd.h>
@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -40,6 +41,17 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   s << f.rdbuf();
   if (f.bad()) return std::nullopt;
   return s.str();
+}
+
+std::string cache_root() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  if (auto d = env("DOP_CACHE_DIR"); !d.empty()) return d;
+  if (auto x = env("XDG_CACHE_HOME"); !x.empty()) return x + "/dop";
+  if (auto h = env("HOME"); !h.empty()) return h + "/.cache/dop";
+  return {};
 }
 
 }  // namespace dop

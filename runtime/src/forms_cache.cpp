@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -20,11 +19,6 @@ namespace dop {
 namespace {
 
 constexpr const char* kNegativeFormat = "dop-forms-failure/1";
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : "";
-}
 
 // The last `n` lines of a program's output, on one line each joined by " | " (for a log line and a reason).
 std::string tail_lines(const std::string& out, size_t n) {
@@ -49,13 +43,6 @@ std::string seconds(double s) {
 }
 
 }  // namespace
-
-std::string cache_root() {
-  if (auto d = env("DOP_CACHE_DIR"); !d.empty()) return d;
-  if (auto x = env("XDG_CACHE_HOME"); !x.empty()) return x + "/dop";
-  if (auto h = env("HOME"); !h.empty()) return h + "/.cache/dop";
-  return {};
-}
 
 std::string forms_cache_key(const KernelSource& k) {
   return sha256_fields({Bundle::format, k.kernel, k.build_options, k.source});

@@ -21,6 +21,9 @@
 #include <optional>
 #include <set>
 
+#include "dop/files.hpp"
+#include "dop/hash.hpp"
+
 namespace dop {
 namespace {
 
@@ -29,13 +32,6 @@ namespace fs = std::filesystem;
 // Raise when the key's contents or the entry layout change: older entries then miss (and are overwritten).
 constexpr uint32_t kFormatVersion = 1;
 constexpr char kMagic[8] = {'D', 'O', 'P', 'P', 'B', 'I', 'N', '\0'};
-
-// 64-bit FNV-1a: the entry's file name (from its key) and its checksum (of key and payload).
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ULL) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
 
 // The header of an entry file, followed by the key and the payload (the device's binary).
 struct Header {
@@ -95,12 +91,13 @@ std::string entry_key(cl_device_id d, const std::string& source, const std::stri
 
 std::string entry_path(const std::string& dir, const std::string& key) {
   char name[32];
-  std::snprintf(name, sizeof name, "%016llx.bin", (unsigned long long)fnv1a(key.data(), key.size()));
+  std::snprintf(name, sizeof name, "%016llx.bin", (unsigned long long)fnv1a64(key.data(), key.size()));
   return dir + "/" + name;
 }
 
+// 64-bit FNV-1a of key and payload (the file's name is that of the key alone).
 uint64_t checksum(const std::string& key, const unsigned char* payload, size_t n) {
-  return fnv1a(payload, n, fnv1a(key.data(), key.size()));
+  return fnv1a64(payload, n, fnv1a64(key.data(), key.size()));
 }
 
 void reject(const std::string& path, const std::string& why) {
@@ -266,17 +263,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 std::string program_cache_dir() {
   const char* off = std::getenv("DOP_CACHE");
   if (off && std::string(off) == "0") return {};
-  std::string base;
-  if (const char* d = std::getenv("DOP_CACHE_DIR"); d && *d) {
-    base = d;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    base = std::string(x) + "/dop";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    base = std::string(home) + "/.cache/dop";
-  } else {
-    return {};  // nowhere to keep it
-  }
-  return base + "/programs";
+  const std::string root = cache_root();
+  return root.empty() ? root : root + "/programs";  // "": nowhere to keep it
 }
 
 ProgramCacheStats program_cache_stats() {

@@ -15,12 +15,10 @@
 #include <functional>
 #include <string>
 
+#include "dop/files.hpp"  // cache_root
 #include "dop/kernel_forms.hpp"
 
 namespace dop {
-
-/// dop's cache root: DOP_CACHE_DIR, else $XDG_CACHE_HOME/dop, else $HOME/.cache/dop; "" when none of them is set.
-std::string cache_root();
 
 struct FormsCacheOptions {
   std::string dir;         ///< the cache folder (cache_root() + "/forms"), created when a bundle is first made

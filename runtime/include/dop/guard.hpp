@@ -31,7 +31,8 @@ void guarded_deallocate(void* p, std::size_t bytes) noexcept;
 /// writes "dop: <what>: kernel '<k>' of <spec> accessed memory past the end of argument '<a>' ..." to stderr (and to
 /// the descriptor of set_guard_report_fd) and the process dies of the signal (SIGSEGV or SIGBUS), never continuing
 /// over corrupted memory. Faults elsewhere go to the handler installed before dop's (or the default action).
-/// Thread-safe; up to 64 launches at once are named (more are still stopped, with a generic message).
+/// Thread-safe; up to 256 buffers of the launches alive at once are named (an overrun of more is still stopped, by
+/// the signal's default action or the earlier handler, without the names).
 class LaunchGuard {
  public:
   LaunchGuard(const Spec& spec, const std::vector<ArgData>& args, const std::string& what);

@@ -15,7 +15,8 @@ struct ProcessResult {
   int signal = 0;          ///< the signal that ended it, 0 when it exited
   std::string output;      ///< stdout and stderr together (the first `max_output` bytes)
   std::string error;       ///< why it could not be started or waited for
-  /// "exit 0", "exit 3", "killed by signal 9", "timed out after 2 s", "cannot start ...": for messages.
+  /// "exit 0", "exit 3", "killed by signal 9", "timed out", "cannot start: ...", "status unknown: ...": for
+  /// messages.
   std::string status() const;
 };
 

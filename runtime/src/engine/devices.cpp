@@ -25,16 +25,16 @@ std::unique_ptr<Side> Executor::Impl::make_side(const std::string& id, cl_device
 // Makes the side run the plain or the malleable form for the current launch shape, building it on this device
 // alone at its first use (a binary from the program cache where there is one) and keeping it for later launches.
 void Executor::Impl::use_kernel(Side& s, bool malleable) {
-  const std::string options = spec.build_options + range_form_options(spec.global, split_dim);
-  const std::string key = (malleable ? "malleable" : "plain") + options;
-  auto it = s.built.find(key);
-  if (it == s.built.end()) {
+  auto& forms = s.built[malleable];
+  auto it = forms.find(kernel_options);
+  if (it == forms.end()) {
     const std::string& body = malleable ? opt.malleable_source : source;
     const std::string file = spec.kernel_file.empty() ? spec.name : spec.kernel_file;
     const std::string origin = !malleable                     ? file
                                : opt.malleable_origin.empty() ? file + " (malleable form)"
                                                               : opt.malleable_origin;
-    const CachedProgram p = build_program_cached(s.ctx, {s.device}, range_form_prelude() + body, options, origin);
+    const CachedProgram p =
+        build_program_cached(s.ctx, {s.device}, range_form_prelude() + body, kernel_options, origin);
     ++(p.from_cache ? tally.from_cache : tally.built);
     tally.ms += p.ms;
     Side::Built b{p.program, cl::create_kernel(p.program, spec.kernel_name)};
@@ -46,7 +46,7 @@ void Executor::Impl::use_kernel(Side& s, bool malleable) {
                       spec.kernel_name + "'" + (malleable ? " (malleable form)" : "") + " has " +
                       std::to_string(nargs) + " arguments, the spec gives " + std::to_string(want));
     check_kernel_args(spec, b.kernel.get());
-    it = s.built.emplace(key, std::move(b)).first;
+    it = forms.emplace(kernel_options, std::move(b)).first;
   }
   s.kernel = it->second.kernel;
   s.malleable = malleable;

@@ -49,13 +49,14 @@ struct Side {
   cl_device_id device = nullptr;
   cl::Context ctx;
   cl::Queue queue;
-  // Kernels built for this device by form and range-form options ("plain"/"malleable" and the options): one per
-  // form, unless a 3D kernel ran at several sizes (its full size is a build constant). Kept for later launches.
+  // Kernels built for this device, [0] the plain form and [1] the malleable one, by build options (Impl's
+  // kernel_options): one per form, unless a 3D kernel ran at several sizes (its full size is a build constant).
+  // Kept for later launches.
   struct Built {
     cl::Program program;
     cl::Kernel kernel;
   };
-  std::map<std::string, Built> built;
+  std::map<std::string, Built> built[2];
   cl::Kernel kernel;  // the launch's, one of `built` (resolve_devices)
   bool malleable = false;
   // Copy mode: device buffers by argument index, reused across launches and rebinds (made anew when a launch needs
@@ -283,9 +284,10 @@ struct Executor::Impl {
     double ms = 0;
   } tally;
 
-  std::vector<size_t> local;  // the spec's local size, or one chosen when the spec leaves it open
-  size_t split_dim = 0;       // units are slabs of work-groups along this (slowest) dimension
-  size_t units = 0;           // work-groups along split_dim
+  std::vector<size_t> local;   // the spec's local size, or one chosen when the spec leaves it open
+  size_t split_dim = 0;        // units are slabs of work-groups along this (slowest) dimension
+  std::string kernel_options;  // the spec's build options and the range form's (range_form_options), for use_kernel
+  size_t units = 0;            // work-groups along split_dim
   size_t groups_per_unit = 1;
   std::string local_note;
   size_t fine = 1;  // units per spec work-group along split_dim (CPU work-groups are that much finer)

@@ -113,6 +113,7 @@ void Executor::Impl::geometry() {
     local_note = "local size chosen by dop";
   }
   split_dim = spec.global.size() - 1;
+  kernel_options = spec.build_options + range_form_options(spec.global, split_dim);  // once, not per launch
   units = spec.global[split_dim] / local[split_dim];
   for (size_t d = 0; d < spec.global.size(); ++d)
     if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
