@@ -175,6 +175,13 @@ TEST_CASE("shards merge to the whole and a torn or foreign file is handled") {
   r = run_command(dop_binary() + " sweep" + kSpecs + " --shard 3/3 --out " + tmp("x.csv"));
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains("shard 3/3"));
+  // Bad usage exits 2 (docs/cli.md): a malformed --shard, no --out.
+  r = run_command(dop_binary() + " sweep" + kSpecs + " --shard 1of3 --out " + tmp("x.csv"));
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.out, Catch::Contains("--shard '1of3' must be I/N"));
+  r = run_command(dop_binary() + " sweep" + kSpecs);
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.out, Catch::Contains("dop sweep needs --out DATA.csv"));
 }
 
 TEST_CASE("dop sweep --set real validates every real-world kernel at every configuration") {

@@ -475,4 +475,8 @@ TEST_CASE("dop bundle of a kernel that does not compile writes nothing and names
   r = run_command(dop_binary() + " bundle " + src + " --out " + out);
   CHECK(r.rc == 0);
   CHECK(std::filesystem::exists(out));
+  // No kernel file at all is bad usage: exit 2 (docs/cli.md).
+  r = run_command(dop_binary() + " bundle --out " + out);
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.out, Catch::Contains("give a kernel FILE, or --from-record DIR"));
 }

@@ -130,7 +130,7 @@ void run_bundle(const BundleFlags& f) {
     if (const int rc = bundle_records(f.from_record, f.out)) std::exit(rc);
     return;
   }
-  if (f.file.empty()) throw std::invalid_argument("give a kernel FILE, or --from-record DIR");
+  if (f.file.empty()) throw UsageError("give a kernel FILE, or --from-record DIR");
   const auto source = read_whole_file(f.file);
   if (!source) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
   save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options, f.strict), f.out);

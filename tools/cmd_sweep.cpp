@@ -103,7 +103,7 @@ void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
 }
 
 void run_sweep_cmd(const SweepFlags& f) {
-  if (f.out.empty()) throw std::invalid_argument("dop sweep needs --out DATA.csv");
+  if (f.out.empty()) throw UsageError("dop sweep needs --out DATA.csv");
   if (std::filesystem::is_directory(f.out))
     throw std::invalid_argument("--out " + f.out + ": is a directory; give the dataset's file (DATA.csv)");
   if (!f.no_isolate && f.worker_fd < 0) {  // the supervisor: no OpenCL in this process (sweep_isolation.hpp)
@@ -120,7 +120,7 @@ void run_sweep_cmd(const SweepFlags& f) {
       i = std::stoul(f.shard.substr(0, slash));
       n = std::stoul(f.shard.substr(slash + 1));
     } catch (const std::exception&) {
-      throw std::invalid_argument("--shard '" + f.shard + "' must be I/N, e.g. 0/4");
+      throw UsageError("--shard '" + f.shard + "' must be I/N, e.g. 0/4");
     }
     ws = shard(std::move(ws), i, n);
   }
