@@ -2,7 +2,7 @@
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, trial, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, trial, realset, apps, enqueue. Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
@@ -80,6 +80,23 @@ for exp in "$@"; do
       timeout "${TRIAL_REAL_TIMEOUT:-300}" $dop sweep --set real --size "${TRIAL_REAL_SIZE:-paper}" \
         --repeat "${TRIAL_REPEAT:-3}" --warmup "${TRIAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
         --out "$OUT/trial.csv" 2>&1 | tail -4
+      ;;
+    realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of
+      # REAL_MEMORY (copy: inputs in host memory, end to end; resident: the GPU holds the inputs), the full grid, one
+      # file per (size, memory) in $OUT; a file already in .device/data/ is resumed (the sweep skips its rows)
+      bundles=()
+      [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
+      for size in ${REAL_SIZES:-small sweep}; do
+        for mem in ${REAL_MEMORY:-copy resident}; do
+          f=real-$size-$mem.csv
+          [ -f ".device/data/$f" ] && cp ".device/data/$f" "$OUT/$f"
+          t1=$(date +%s)
+          timeout "${REAL_TIMEOUT:-300}" $dop sweep --set real --size "$size" --memory "$mem" \
+            --repeat "${REAL_REPEAT:-3}" --warmup "${REAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
+            --out "$OUT/$f" 2>&1 | tail -2
+          echo "$f: $(($(date +%s) - t1)) s"
+        done
+      done
       ;;
     apps)  # benchmarks/apps/ natively on the GPU and the CPU and under dop exec (auto with the platform's model and
       # the apps' bundles, and fixed configurations): medians of kernel_ms and ratios to the best native device
