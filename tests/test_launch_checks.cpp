@@ -99,7 +99,9 @@ TEST_CASE("device limits are checked before any enqueue, naming the field") {
        [](json& j) {
          j["args"][0] = {{"name", "A"}, {"kind", "scalar"}, {"type", "float"}, {"value", 1}};
        },
-       "args[0]: kernel 'gemm' refused scalar 'A'"},
+       "args[0].kind: 'A' is a scalar in the spec, the kernel 'gemm' takes a buffer there"},
+      {"float_for_int", [](json& j) { j["args"][5]["type"] = "float"; },
+       "args[5].type: 'ni' is float in the spec, the kernel 'gemm' takes int there"},
   };
   for (const auto& c : cases) {
     const auto path = gemm_variant(c.name, c.edit);

@@ -229,6 +229,35 @@ TEST_CASE("scalars out of their type's range, counts beyond memory and a directo
   CHECK_THROWS_WITH(load_spec(DOP_SOURCE_DIR), Catch::Contains(": is a directory, not a spec file"));
 }
 
+TEST_CASE("a spec's arguments are checked against the kernel's parameters: count, kind, scalar type") {
+  Spec spec = parse_spec(saxpy_json(), "specs/saxpy.json");  // y, x: buffers; a: float; n: int
+  const std::vector<KernelParam> saxpy = {
+      {ArgKind::buffer, ""}, {ArgKind::buffer, ""}, {ArgKind::scalar, "float"}, {ArgKind::scalar, "int"}};
+  CHECK_NOTHROW(check_signature(spec, saxpy));
+  auto fewer = saxpy;
+  fewer.pop_back();
+  CHECK_THROWS_WITH(check_signature(spec, fewer),
+                    Catch::Contains("specs/saxpy.json: args: kernel 'saxpy' has 3 arguments, the spec gives 4"));
+  auto local = saxpy;
+  local[1].kind = ArgKind::local;
+  CHECK_THROWS_WITH(check_signature(spec, local),
+                    Catch::Contains("specs/saxpy.json: args[1].kind: 'x' is a buffer in the spec, the kernel "
+                                    "'saxpy' takes a local there"));
+  auto uint_n = saxpy;
+  uint_n[3].type = "uint";  // same size, another type: the bits would be read as another number
+  CHECK_THROWS_WITH(check_signature(spec, uint_n),
+                    Catch::Contains("args[3].type: 'n' is int in the spec, the kernel 'saxpy' takes uint there"));
+  auto typedef_a = saxpy;
+  typedef_a[2].type = "real_t";  // a typedef: not one of the spec's types, not compared
+  CHECK_NOTHROW(check_signature(spec, typedef_a));
+  // Untyped scalars (the interposer's launches: bytes of a size) are compared by size.
+  spec.typed_scalars = false;
+  CHECK_NOTHROW(check_signature(spec, uint_n));
+  auto long_n = saxpy;
+  long_n[3].type = "long";
+  CHECK_THROWS_WITH(check_signature(spec, long_n), Catch::Contains("args[3].type"));
+}
+
 TEST_CASE("host argument memory ends at a guard page: an overrun faults instead of reaching other memory") {
   if (!guard_pages_enabled()) return;  // AddressSanitizer: its redzones instead
   for (size_t bytes : {size_t(1), size_t(40), size_t(4000), size_t(4096), size_t(100000)}) {

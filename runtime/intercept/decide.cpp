@@ -37,6 +37,7 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
   spec.name = plan.kernel_name;
   spec.kernel_name = plan.kernel_name;
   spec.build_options = plan.options;
+  spec.typed_scalars = false;  // the application's bytes; their size is all the launch says
   spec.global.assign(global, global + work_dim);
   if (local) spec.local.assign(local, local + work_dim);
   key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +

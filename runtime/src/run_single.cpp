@@ -10,7 +10,7 @@ SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id d
   check_device_limits(spec, spec.local, device);
   auto ctx = cl::create_context({device});
   auto q = cl::create_queue(ctx, device);
-  auto prog = cl::build_program(ctx, {device}, source, spec.build_options,
+  auto prog = cl::build_program(ctx, {device}, source, spec.build_options + kArgInfoOption,
                                 spec.kernel_file.empty() ? spec.name : spec.kernel_file);
   auto k = cl::create_kernel(prog, spec.kernel_name);
   cl_uint nargs = 0;

@@ -750,4 +750,31 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
   return out;
 }
 
+void check_signature(const Spec& spec, const std::vector<KernelParam>& params) {
+  const std::string where = spec.path.empty() || spec.path == "<spec>" ? spec.name : spec.path;
+  if (spec.args.size() != params.size())
+    throw SpecError(where + ": args: kernel '" + spec.kernel_name + "' has " + std::to_string(params.size()) +
+                    " arguments, the spec gives " + std::to_string(spec.args.size()));
+  static const char* const kKind[] = {"buffer", "scalar", "local"};
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    const KernelParam& p = params[i];
+    const std::string field = "args[" + std::to_string(i) + "]";
+    if (a.kind != p.kind)
+      throw SpecError(where + ": " + field + ".kind: '" + a.name + "' is a " + kKind[int(a.kind)] +
+                      " in the spec, the kernel '" + spec.kernel_name + "' takes a " + kKind[int(p.kind)] + " there");
+    if (a.kind != ArgKind::scalar || p.type.empty()) continue;
+    ElemType t;
+    try {
+      t = parse_type(p.type);
+    } catch (const SpecError&) {
+      continue;  // a typedef or a vector type: not one of the spec's types, nothing to compare
+    }
+    if (spec.typed_scalars ? t != a.type : type_size(t) != type_size(a.type))
+      throw SpecError(where + ": " + field + ".type: '" + a.name + "' is " + type_name(a.type) +
+                      " in the spec, the kernel '" + spec.kernel_name + "' takes " + p.type +
+                      " there (its bits would be read as another type)");
+  }
+}
+
 }  // namespace dop

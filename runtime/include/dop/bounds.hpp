@@ -37,9 +37,14 @@ void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, con
 /// Throws LaunchError naming the device and the field.
 void check_device_limits(const Spec& spec, const std::vector<size_t>& local, cl_device_id device);
 
-/// The spec's argument kinds (buffer, scalar, local) against the kernel's address qualifiers, where the
-/// implementation reports them (CL_KERNEL_ARG_ADDRESS_QUALIFIER; silently nothing where it does not). Throws
-/// LaunchError naming the argument.
+/// Added to the build options of every program dop builds from a spec, so that the implementation reports the
+/// kernel's parameters to check_kernel_args (PoCL reports nothing without it).
+inline constexpr const char* kArgInfoOption = " -cl-kernel-arg-info";
+
+/// The spec's arguments against the built kernel's parameters (check_signature, dop/spec.hpp): their number, kinds
+/// (buffer, scalar, local) and scalar types, where the implementation reports them (CL_KERNEL_ARG_ADDRESS_QUALIFIER,
+/// CL_KERNEL_ARG_TYPE_NAME; nothing is checked where it does not). Parameters past the spec's arguments (a malleable
+/// form's own) are the caller's to count. Throws LaunchError naming the argument.
 void check_kernel_args(const Spec& spec, cl_kernel kernel);
 
 /// Sets argument i of `kernel` as `spec` says (`value`: a cl_mem, a scalar's bytes, nullptr for a local), turning an

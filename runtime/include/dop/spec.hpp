@@ -79,6 +79,9 @@ struct Spec {
   Tolerance tolerance;
   /// Free-form key/values carried into datasets (e.g. synthetic parameters); strings only.
   std::map<std::string, std::string> meta;
+  /// false: the scalars are raw bytes typed by their size alone (a launch the interposer intercepted), so a kernel's
+  /// scalar type is compared by size, not by name (check_signature). Not part of the file format.
+  bool typed_scalars = true;
 
   size_t work_dim() const { return global.size(); }
   size_t global_items() const;
@@ -91,6 +94,20 @@ Spec parse_spec(const std::string& json_text, const std::string& path = "<spec>"
 Spec load_spec(const std::string& path);
 /// Serialises a spec (kernel_file relative to `relative_to` when given).
 std::string spec_to_json(const Spec& s, const std::string& relative_to = {});
+
+/// One parameter of a kernel as the kernel declares it: its kind, and for a scalar its type as OpenCL C spells it
+/// ("float", "uint"; "" when unknown, or a name that is not one of the spec's types, such as a typedef).
+struct KernelParam {
+  ArgKind kind = ArgKind::buffer;
+  std::string type;
+};
+
+/// The spec's arguments against the kernel's parameters: their number, each one's kind (buffer, scalar, local), and
+/// each scalar's type where the kernel's is one of the spec's types (an int given for a float would pass its bits;
+/// by size alone when the spec's scalars are untyped bytes, Spec::typed_scalars).
+/// Throws SpecError naming the spec's file, the argument and both sides. No OpenCL: the runtime reads the
+/// parameters from the built kernel (check_kernel_args, dop/bounds.hpp), the spec fuzzer from its kernels' source.
+void check_signature(const Spec& spec, const std::vector<KernelParam>& params);
 
 /// Where the bytes of buffer arguments live, when not in ordinary host memory: an executor's shared virtual memory
 /// (Executor::make_args in MemoryMode::svm). Allocations are aligned for every OpenCL type and readable and

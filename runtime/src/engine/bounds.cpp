@@ -109,18 +109,29 @@ void check_device_limits(const Spec& spec, const std::vector<size_t>& local, cl_
 }
 
 void check_kernel_args(const Spec& spec, cl_kernel kernel) {
-  for (size_t i = 0; i < spec.args.size(); ++i) {
+  cl_uint n = 0;
+  if (clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof n, &n, nullptr) != CL_SUCCESS) return;
+  // A malleable form has dop's own parameters after the kernel's (its callers check the count with them).
+  n = std::min(n, cl_uint(spec.args.size()));
+  std::vector<KernelParam> params(n);
+  for (cl_uint i = 0; i < n; ++i) {
     cl_kernel_arg_address_qualifier q = 0;
-    if (clGetKernelArgInfo(kernel, cl_uint(i), CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) != CL_SUCCESS)
+    if (clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) != CL_SUCCESS)
       return;  // not reported (a program built without -cl-kernel-arg-info): clSetKernelArg is the check
-    const ArgSpec& a = spec.args[i];
-    const ArgKind want = q == CL_KERNEL_ARG_ADDRESS_LOCAL     ? ArgKind::local
-                         : q == CL_KERNEL_ARG_ADDRESS_PRIVATE ? ArgKind::scalar
-                                                              : ArgKind::buffer;
-    if (a.kind == want) continue;
-    static const char* const kKind[] = {"buffer", "scalar", "local"};
-    throw LaunchError(where(spec) + ": " + field(i) + ".kind: '" + a.name + "' is a " + kKind[int(a.kind)] +
-                      " in the spec, the kernel '" + spec.kernel_name + "' takes a " + kKind[int(want)] + " there");
+    params[i].kind = q == CL_KERNEL_ARG_ADDRESS_LOCAL     ? ArgKind::local
+                     : q == CL_KERNEL_ARG_ADDRESS_PRIVATE ? ArgKind::scalar
+                                                          : ArgKind::buffer;
+    char type[64] = {};  // "float", "uint"; longer names (typedefs, structs) are not the spec's types anyway
+    size_t len = 0;
+    if (params[i].kind == ArgKind::scalar &&
+        clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type, type, &len) == CL_SUCCESS &&
+        len <= sizeof type)
+      params[i].type = type;
+  }
+  try {
+    check_signature(spec, params);
+  } catch (const SpecError& e) {
+    throw LaunchError(e.what());
   }
 }
 

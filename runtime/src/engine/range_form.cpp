@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dop/bounds.hpp"  // kArgInfoOption
 #include "engine/engine.hpp"
 
 namespace dop {
@@ -113,7 +114,7 @@ void Executor::Impl::geometry() {
     local_note = "local size chosen by dop";
   }
   split_dim = spec.global.size() - 1;
-  kernel_options = spec.build_options + range_form_options(spec.global, split_dim);  // once, not per launch
+  kernel_options = spec.build_options + range_form_options(spec.global, split_dim) + kArgInfoOption;  // once
   units = spec.global[split_dim] / local[split_dim];
   for (size_t d = 0; d < spec.global.size(); ++d)
     if (d != split_dim) groups_per_unit *= spec.global[d] / local[d];
