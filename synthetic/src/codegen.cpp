@@ -99,6 +99,7 @@ std::string guard(int dim) {
 
 std::string program_name(const Params& p) {
   validate(p);
+  if (p.span()) return detail::span_program_name(p);
   std::string s = "syn_" + pattern(p) + "_d" + std::to_string(p.dim) + "_" + dtype_name(p.dtype);
   if (p.coarsen != 1) s += "_w" + std::to_string(p.coarsen);
   if (p.divergent) s += "_div";
@@ -107,6 +108,10 @@ std::string program_name(const Params& p) {
 }
 
 std::string kernel_source(const Params& p) {
+  if (p.span()) {
+    validate(p);
+    return detail::span_kernel_source(p);
+  }
   const std::string kname = program_name(p);
   const char* T = dtype_name(p.dtype);
   const auto terms = detail::term_list(p);

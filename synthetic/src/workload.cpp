@@ -12,18 +12,7 @@ namespace dop::synthetic {
 
 namespace {
 
-// FNV-1a, 64 bit: seeds derived from the workload name and the argument name (stable across platforms).
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-// Seeds are kept below 2^53 so that every JSON reader (doubles included) reproduces them exactly.
-uint64_t seed(const std::string& s) { return fnv1a(s) >> 11; }
+using detail::seed;
 
 ElemType elem_type(DType t) {
   switch (t) {
@@ -56,6 +45,10 @@ std::string format_scale(double scale) {
 }  // namespace
 
 Workload generate(const Params& p, double scale) {
+  if (p.span()) {
+    validate(p);
+    return detail::generate_span(p, scale);
+  }
   const std::vector<size_t> n = extents(p, scale);  // validates p and scale
   Workload w;
   w.program = program_name(p);
