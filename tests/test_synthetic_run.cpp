@@ -1,5 +1,6 @@
-// Every synthetic workload of the paper set (and a sample of the extensions) builds on PoCL and matches its CPU
-// reference at a small scale. One test case per access pattern, so that CTest can run them in parallel.
+// Every synthetic workload of the paper set (and a sample of the extensions) and every workload of the span set builds
+// on PoCL and matches its CPU reference at a small scale. One test case per access pattern or span family, so that
+// CTest can run them in parallel.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -19,7 +20,8 @@ namespace syn = dop::synthetic;
 
 namespace {
 
-constexpr double kTestScale = 0.004;  // 8K to 1M elements per matrix (docs/synthetic.md, "Sizes")
+constexpr double kTestScale = 0.004;      // 8K to 1M elements per matrix (docs/synthetic.md, "Sizes")
+constexpr double kSpanTestScale = 0.001;  // the span set: products n = 32-176, the others up to 736 (179K for tri)
 
 cl_device_id test_device() {
   static const cl_device_id device = [] {
@@ -183,6 +185,56 @@ TEST_CASE("synthetic extensions: a sample of each extension matches the referenc
   CHECK(d3 == 24);
   std::printf("extensions: %zu workloads validated in %.1f s\n", n,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// The span set: every workload of a family (4 γ x 5 rungs x 2 work-group sizes) at the tests' scale.
+void validate_span_family(const std::string& family) {
+  syn::register_references();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<syn::Params> workloads;
+  for (const syn::Params& p : syn::span_set())
+    if (syn::pattern(p).rfind(family + "_", 0) == 0) workloads.push_back(p);
+  REQUIRE(workloads.size() == 40);
+  Runner runner(workloads);
+  for (const syn::Params& p : workloads) {
+    const std::string err = run_and_compare(runner, p, kSpanTestScale);
+    INFO(err);
+    CHECK(err.empty());
+  }
+  std::printf("span %s: %zu workloads validated in %.1f s\n", family.c_str(), workloads.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+#define SPAN_FAMILY_TEST(F) \
+  TEST_CASE("span " F ": all 40 workloads match the reference on PoCL") { validate_span_family(F); }
+
+SPAN_FAMILY_TEST("tri")
+SPAN_FAMILY_TEST("mm")
+SPAN_FAMILY_TEST("mmt")
+SPAN_FAMILY_TEST("mvr")
+SPAN_FAMILY_TEST("mvc")
+SPAN_FAMILY_TEST("st1")
+SPAN_FAMILY_TEST("st2")
+SPAN_FAMILY_TEST("st4")
+
+TEST_CASE("span: the validation detects an output off by 1e-4 of its value") {
+  // The tolerance admits fma contraction and summation drift, not a wrong value: one element of each family's
+  // output moved by a relative 1e-4 is one mismatch.
+  syn::register_references();
+  for (const char* name : {"mm_c0_s5_wg8x8", "mvr_c16_s5_wg64", "st4_c4_s3_wg16x16", "tri_c64_s1_wg64"}) {
+    INFO(name);
+    const syn::Workload w = syn::generate(syn::parse_name(name), kSpanTestScale);
+    dop::SingleRun run = dop::run_single(w.spec, w.source, test_device());
+    const auto want = dop::run_reference(w.spec);
+    REQUIRE(dop::compare_outputs(w.spec, run.args, want).ok);
+    size_t out = 0;
+    while (!w.spec.args[out].output) ++out;
+    float& v = run.args[out].as<float>()[w.spec.args[out].count / 2 + 7];
+    v += 1e-4f * v;
+    const dop::Comparison c = dop::compare_outputs(w.spec, run.args, want);
+    CHECK_FALSE(c.ok);
+    CHECK(c.mismatches == 1);
+  }
 }
 
 TEST_CASE("synthetic: the validation detects a wrong result") {

@@ -173,12 +173,12 @@ SpanCost span_cost(const Params& p, const std::vector<size_t>& n) {
 }
 
 std::vector<size_t> span_extents(const Params& p, double scale) {
-  // The work (n, n^2 or n^3) is multiplied by scale; n is rounded to whole 16s (tri: 256s) and at least one group.
+  // The work (n, n^2 or n^3) is multiplied by scale; n is rounded down to whole 16s (tri: 256s), at least one.
   const double n1 = ladder_size(p);
   const double n = n1 * std::pow(scale, 1.0 / work_exponent(p.family));
   const double step = p.family == Family::triad ? 256 : 16;
   const double least = p.family == Family::stencil ? std::max(16.0, 4.0 * p.radius) : step;
-  const double rounded = std::max(least, std::round(n / step) * step);
+  const double rounded = std::max(least, std::floor(n / step) * step);
   // Every buffer is indexed with 32-bit ints: the largest has n (tri) or n^2 elements.
   const double largest = p.family == Family::triad ? rounded : rounded * rounded;
   if (largest > double(INT_MAX))
