@@ -14,6 +14,7 @@ namespace {
 
 using detail::Term;
 using detail::TermAccess;
+using detail::Writer;
 
 std::string var(int k) { return "i" + std::to_string(k); }
 std::string ext(int k) { return "N" + std::to_string(k); }
@@ -60,20 +61,6 @@ std::string sum_expr(const Params& p, const std::vector<std::string>& v) {
   }
   return sum;
 }
-
-struct Writer {
-  std::ostringstream out;
-  int depth = 1;
-  void line(const std::string& s) { out << std::string(size_t(depth) * 2, ' ') << s << "\n"; }
-  void open(const std::string& s) {
-    line(s + " {");
-    ++depth;
-  }
-  void close() {
-    --depth;
-    line("}");
-  }
-};
 
 // Emits the statement(s) that compute the element at v and store it to `target`.
 void emit_element(Writer& w, const Params& p, const char* type, const std::vector<std::string>& v,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,37 @@ inline std::vector<size_t> local_shape(int wg, int dim) {
   return local;
 }
 
+/// Indented OpenCL C source, written line by line.
+struct Writer {
+  std::ostringstream out;
+  int depth = 1;
+  void line(const std::string& s) { out << std::string(size_t(depth) * 2, ' ') << s << "\n"; }
+  void open(const std::string& s) {
+    line(s + " {");
+    ++depth;
+  }
+  void close() {
+    --depth;
+    line("}");
+  }
+};
+
+/// A scalar kernel argument.
+inline ArgSpec scalar(const std::string& name, ElemType type, double value) {
+  ArgSpec a;
+  a.name = name;
+  a.kind = ArgKind::scalar;
+  a.type = type;
+  a.value = value;
+  return a;
+}
+
+/// The parts of a workload name between underscores.
+std::vector<std::string> name_parts(const std::string& text);
+/// Returns p if it is valid and `text` is its canonical name; else throws std::invalid_argument `where` + the reason
+/// (or "did you mean '<canonical>'?").
+Params require_canonical(const Params& p, const std::string& text, const std::string& where);
+
 /// Seed of an input buffer: FNV-1a (64 bit) of "<workload>/<argument>", kept below 2^53 so that every JSON reader
 /// (doubles included) reproduces it exactly; the data is the same on every machine.
 inline uint64_t seed(const std::string& s) {
@@ -116,7 +148,8 @@ std::string span_kernel_source(const Params& p);
 std::vector<size_t> span_extents(const Params& p, double scale);
 void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vector<size_t>& global,
                        std::vector<size_t>& local);
-Workload generate_span(const Params& p, double scale);
+/// Fills a span workload's arguments, tolerance and meta into w (name, kernel and launch already set).
+void span_spec(const Params& p, const std::vector<size_t>& n, double scale, Workload& w);
 void span_reference(const Params& p, const Spec& spec, std::vector<ArgData>& args);
 
 /// What a span workload does at given extents, and what it is expected to cost on the reference platform

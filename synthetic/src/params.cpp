@@ -131,15 +131,12 @@ std::string name(const Params& p) {
 }
 
 Params parse_name(const std::string& text) {
-  if (!text.empty() && std::isalpha(static_cast<unsigned char>(text[0]))) return detail::parse_span_name(text);
+  // A span name starts with its family (letters); "mat3d..." is an αmat name that lacks its α.
+  const std::string first = text.substr(0, text.find('_'));
+  if (!first.empty() && std::isalpha(static_cast<unsigned char>(first[0])) && first.find("mat") == std::string::npos)
+    return detail::parse_span_name(text);
   const std::string where = "synthetic workload '" + text + "': ";
-  std::vector<std::string> tok;
-  for (size_t start = 0;;) {
-    const size_t us = text.find('_', start);
-    tok.push_back(text.substr(start, us == std::string::npos ? std::string::npos : us - start));
-    if (us == std::string::npos) break;
-    start = us + 1;
-  }
+  const std::vector<std::string> tok = detail::name_parts(text);
   if (tok.size() < 5)
     bad(where +
         "expected <pattern>_d<dim>_<dtype>_s<rung>_wg<size>[_w<K>][_div][_lm], e.g. "
@@ -210,6 +207,23 @@ Params parse_name(const std::string& text) {
       bad(where + "unknown extension '" + t + "' (w<K>, div or lm)");
     }
   }
+  return detail::require_canonical(p, text, where);
+}
+
+namespace detail {
+
+std::vector<std::string> name_parts(const std::string& text) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t us = text.find('_', start);
+    parts.push_back(text.substr(start, us == std::string::npos ? std::string::npos : us - start));
+    if (us == std::string::npos) break;
+    start = us + 1;
+  }
+  return parts;
+}
+
+Params require_canonical(const Params& p, const std::string& text, const std::string& where) {
   try {
     validate(p);
   } catch (const std::invalid_argument& e) {
@@ -219,6 +233,8 @@ Params parse_name(const std::string& text) {
   if (canonical != text) bad(where + "not in canonical form; did you mean '" + canonical + "'?");
   return p;
 }
+
+}  // namespace detail
 
 const std::vector<std::string>& paper_patterns() {
   static const std::vector<std::string> patterns = {

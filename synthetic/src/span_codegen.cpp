@@ -2,7 +2,6 @@
 // a reduction passes through γ dependent FMAs, t = t*c1 + c2, with c1, c2 kernel arguments (not literals) so that
 // the compiler can neither fold nor reassociate them. Subscripts are written inline so that a static analysis sees
 // each access pattern in its subscript.
-#include <sstream>
 #include <string>
 
 #include "dop/synthetic.hpp"
@@ -12,29 +11,17 @@ namespace dop::synthetic::detail {
 
 namespace {
 
-struct Source {
-  std::ostringstream out;
-  int depth = 1;
-  void line(const std::string& s) { out << std::string(size_t(depth) * 2, ' ') << s << "\n"; }
-  void open(const std::string& s) {
-    line(s + " {");
-    ++depth;
-  }
-  void close() {
-    --depth;
-    line("}");
-  }
-  // t = t*c1 + c2, γ times (nothing for γ = 0).
-  void chain(int gamma) {
-    if (gamma > 0) line("for (int r = 0; r < " + std::to_string(gamma) + "; r++) t = t * c1 + c2;");
-  }
-  // One term of a reduction: t = <expr>, the chain, acc += t.
-  void term(const std::string& expr, int gamma) {
-    line("t = " + expr + ";");
-    chain(gamma);
-    line("acc += t;");
-  }
-};
+// t = t*c1 + c2, γ times (nothing for γ = 0).
+void chain(Writer& w, int gamma) {
+  if (gamma > 0) w.line("for (int r = 0; r < " + std::to_string(gamma) + "; r++) t = t * c1 + c2;");
+}
+
+// One term of a reduction: t = <expr>, the chain, acc += t.
+void term(Writer& w, const std::string& expr, int gamma) {
+  w.line("t = " + expr + ";");
+  chain(w, gamma);
+  w.line("acc += t;");
+}
 
 const char* summary(const Params& p) {
   switch (p.family) {
@@ -63,7 +50,7 @@ const char* summary(const Params& p) {
 std::string span_kernel_source(const Params& p) {
   const std::string kname = span_program_name(p);
   const int g = p.gamma;
-  Source w;
+  Writer w;
   auto& o = w.out;
   o << "// dop span workload " << kname << " (docs/synthetic.md, \"The span set\"), float.\n// " << summary(p)
     << ".\n// f(t) = t*c1 + c2 applied " << g << " time(s) (dependent FMAs).\n";
@@ -75,7 +62,7 @@ std::string span_kernel_source(const Params& p) {
       w.line("const int i = (int)get_global_id(0);");
       w.open("if (i < N)");
       w.line("float t = A[i] + s * B[i];");
-      w.chain(g);
+      chain(w, g);
       w.line("Out[i] = t;");
       w.close();
       break;
@@ -90,7 +77,7 @@ std::string span_kernel_source(const Params& p) {
       w.line("float acc = 0.0f;");
       w.line("float t;");
       w.open("for (int k = 0; k < K; k++)");
-      w.term(std::string("A[i * K + k] * ") + (bt ? "B[j * K + k]" : "B[k * N + j]"), g);
+      term(w, std::string("A[i * K + k] * ") + (bt ? "B[j * K + k]" : "B[k * N + j]"), g);
       w.close();
       w.line("C[i * N + j] = acc;");
       w.close();
@@ -106,7 +93,7 @@ std::string span_kernel_source(const Params& p) {
       w.line("float acc = 0.0f;");
       w.line("float t;");
       w.open(rows ? "for (int j = 0; j < N; j++)" : "for (int i = 0; i < M; i++)");
-      w.term(rows ? "A[i * N + j] * x[j]" : "A[i * N + j] * x[i]", g);
+      term(w, rows ? "A[i * N + j] * x[j]" : "A[i * N + j] * x[i]", g);
       w.close();
       w.line(rows ? "y[i] = acc;" : "y[j] = acc;");
       w.close();
@@ -120,14 +107,14 @@ std::string span_kernel_source(const Params& p) {
       w.line("const int i = (int)get_global_id(1);");
       w.open("if (i >= " + R + " && i < M - " + R + " && j >= " + R + " && j < N - " + R + ")");
       w.line("float t = 0.5f * In[i * N + j];");
-      w.chain(g);
+      chain(w, g);
       w.line("float acc = t;");
       w.line("float w = 0.25f;");
       w.open("for (int d = 1; d <= " + R + "; d++)");
-      w.term("w * In[(i - d) * N + j]", g);
-      w.term("w * In[(i + d) * N + j]", g);
-      w.term("w * In[i * N + (j - d)]", g);
-      w.term("w * In[i * N + (j + d)]", g);
+      term(w, "w * In[(i - d) * N + j]", g);
+      term(w, "w * In[(i + d) * N + j]", g);
+      term(w, "w * In[i * N + (j - d)]", g);
+      term(w, "w * In[i * N + (j + d)]", g);
       w.line("w *= 0.5f;");
       w.close();
       w.line("Out[i * N + j] = acc;");

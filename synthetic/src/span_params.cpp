@@ -71,13 +71,7 @@ Params parse_span_name(const std::string& text) {
   const std::string where = "span workload '" + text + "': ";
   const std::string form = "expected <family>_c<γ>_s<rung>_wg<size> (family tri, mm, mmt, mvr, mvc or st<r>), e.g. " +
                            std::string("mm_c8_s3_wg16x16 or mvr_c0_s2_wg256");
-  std::vector<std::string> tok;
-  for (size_t start = 0;;) {
-    const size_t us = text.find('_', start);
-    tok.push_back(text.substr(start, us == std::string::npos ? std::string::npos : us - start));
-    if (us == std::string::npos) break;
-    start = us + 1;
-  }
+  const std::vector<std::string> tok = name_parts(text);
   Params p;
   bool known = false;
   for (Family f : kSpanFamilies) {
@@ -131,14 +125,7 @@ Params parse_span_name(const std::string& text) {
     }
   }
   if (!seen_c || !seen_s || !seen_wg) bad(where + form);
-  try {
-    validate_span(p);
-  } catch (const std::invalid_argument& e) {
-    bad(where + e.what());
-  }
-  const std::string canonical = span_name(p);
-  if (canonical != text) bad(where + "not in canonical form; did you mean '" + canonical + "'?");
-  return p;
+  return require_canonical(p, text, where);
 }
 
 void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vector<size_t>& global,

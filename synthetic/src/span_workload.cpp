@@ -36,15 +36,6 @@ ArgSpec output(const std::string& name, size_t count) {
   return a;
 }
 
-ArgSpec scalar(const std::string& name, ElemType type, double value) {
-  ArgSpec a;
-  a.name = name;
-  a.kind = ArgKind::scalar;
-  a.type = type;
-  a.value = value;
-  return a;
-}
-
 std::string number(double v, int digits = 4) {
   std::ostringstream s;
   s.precision(digits);
@@ -82,17 +73,8 @@ const char* orientation(Family f) {
 
 }  // namespace
 
-Workload generate_span(const Params& p, double scale) {
-  const std::vector<size_t> n = span_extents(p, scale);
-  Workload w;
-  w.program = span_program_name(p);
-  w.source = span_kernel_source(p);
+void span_spec(const Params& p, const std::vector<size_t>& n, double scale, Workload& w) {
   Spec& s = w.spec;
-  s.name = span_name(p);
-  s.kernel_file = w.program + ".cl";
-  s.kernel_name = w.program;
-  span_launch_shape(p, n, s.global, s.local);
-
   double terms_per_output = 1;  // the reduction length, for the tolerance
   switch (p.family) {
     case Family::triad:
@@ -167,7 +149,6 @@ Workload generate_span(const Params& p, double scale) {
             {"est_gpu_ms", number(c.gpu_ms, 3)},
             {"est_best_ms", number(c.best_ms, 3)},
             {"est_slowest_ms", number(c.slowest_ms, 3)}};
-  return w;
 }
 
 }  // namespace dop::synthetic::detail

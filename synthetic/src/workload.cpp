@@ -12,6 +12,8 @@ namespace dop::synthetic {
 
 namespace {
 
+using detail::scalar;
+
 using detail::seed;
 
 ElemType elem_type(DType t) {
@@ -26,15 +28,6 @@ ElemType elem_type(DType t) {
   return ElemType::f32;
 }
 
-ArgSpec scalar(const std::string& name, ElemType type, double value) {
-  ArgSpec a;
-  a.name = name;
-  a.kind = ArgKind::scalar;
-  a.type = type;
-  a.value = value;
-  return a;
-}
-
 std::string format_scale(double scale) {
   std::ostringstream s;
   s.precision(15);
@@ -45,10 +38,6 @@ std::string format_scale(double scale) {
 }  // namespace
 
 Workload generate(const Params& p, double scale) {
-  if (p.span()) {
-    validate(p);
-    return detail::generate_span(p, scale);
-  }
   const std::vector<size_t> n = extents(p, scale);  // validates p and scale
   Workload w;
   w.program = program_name(p);
@@ -58,6 +47,10 @@ Workload generate(const Params& p, double scale) {
   s.kernel_file = w.program + ".cl";
   s.kernel_name = w.program;
   launch_shape(p, n, s.global, s.local);
+  if (p.span()) {
+    detail::span_spec(p, n, scale, w);
+    return w;
+  }
 
   size_t count = 1;
   for (size_t e : n) count *= e;
