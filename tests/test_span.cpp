@@ -261,31 +261,37 @@ TEST_CASE("dop synth list/emit --set span") {
 }
 
 TEST_CASE("dop sweep --set span: a sample of every family validates at every configuration of the grid") {
-  // 16 workloads spread over the set sorted by name: two of each family, every one at all 44 configurations,
-  // validated against its reference (a wrong output makes its row invalid).
+  // 40 workloads spread over the set sorted by name: five of each family, together every γ and every rung, each at
+  // all 44 configurations, validated against its reference (a wrong output makes its row invalid). The other
+  // work-group size is validated on one device in test_synthetic_run.cpp.
   const std::string out = std::string(DOP_BINARY_DIR) + "/span_sweep_test.csv";
   std::remove(out.c_str());
-  const auto r = run_command(dop_binary() + " sweep --set span --scale 0.001 --sample 16 --repeat 1 --warmup 0 " +
+  const auto r = run_command(dop_binary() + " sweep --set span --scale 0.001 --sample 40 --repeat 1 --warmup 0 " +
                              "--platform-id test --out " + out);
   INFO(r.out);
   REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("704 rows written, 0 already present, 0 invalid"));
+  CHECK_THAT(r.out, Catch::Contains("1760 rows written, 0 already present, 0 invalid"));
   std::ifstream f(out);
   std::string line;
   std::getline(f, line);
   const auto header = dop::csv_split(line);
   const auto col = [&](const char* n) { return size_t(std::find(header.begin(), header.end(), n) - header.begin()); };
   const size_t iw = col("workload"), is = col("set"), iv = col("valid");
-  std::set<std::string> families;
+  std::set<std::string> families, gammas, rungs;
   size_t rows = 0;
   while (std::getline(f, line)) {
     const auto v = dop::csv_split(line);
     REQUIRE(v.size() == header.size());
     CHECK(v[is] == "span");
     CHECK(v[iv] == "1");
-    families.insert(v[iw].substr(0, v[iw].find('_')));
+    const syn::Params p = syn::parse_name(v[iw]);
+    families.insert(family_key(p));
+    gammas.insert(std::to_string(p.gamma));
+    rungs.insert(std::to_string(p.size));
     ++rows;
   }
-  CHECK(rows == 704);
+  CHECK(rows == 1760);
   CHECK(families == std::set<std::string>{"tri", "mm", "mmt", "mvr", "mvc", "st1", "st2", "st4"});
+  CHECK(gammas == std::set<std::string>{"0", "4", "16", "64"});
+  CHECK(rungs == std::set<std::string>{"1", "2", "3", "4", "5"});
 }
