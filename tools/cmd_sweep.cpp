@@ -177,7 +177,7 @@ void run_sweep_cmd(const SweepFlags& f) {
 void add_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run workloads at every configuration of the grid into a CSV dataset");
   auto f = std::make_shared<SweepFlags>();
-  cmd->add_option("--set", f->set, "Workload set: paper | real | extended | all");
+  cmd->add_option("--set", f->set, "Workload set: paper | extended | span | real | all");
   cmd->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
   cmd->add_option("--size", f->size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
   cmd->add_option("--scale", f->scale, "Size scale of the synthetic workloads (default 1)");

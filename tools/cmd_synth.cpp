@@ -29,6 +29,7 @@ struct SynthOptions {
 };
 
 std::vector<syn::Params> workload_set(const std::string& set) {
+  if (set == "span") return syn::span_set();
   return set == "extended" ? syn::extended_set() : syn::paper_set();
 }
 
@@ -70,13 +71,17 @@ void run_emit(const SynthOptions& o) {
 }  // namespace
 
 void add_synth(CLI::App& app) {
-  auto* cmd = app.add_subcommand("synth", "The synthetic workload family of Dopia (αmatβdγcδTεRθC): list, emit");
+  auto* cmd =
+      app.add_subcommand("synth", "The synthetic workloads (Dopia's αmatβdγcδTεRθC, the span families): list, emit");
   cmd->require_subcommand(1);
   auto o = std::make_shared<SynthOptions>();
-  const auto sets = CLI::IsMember({"paper", "extended"});
+  const auto sets = CLI::IsMember({"paper", "extended", "span"});
 
   auto* list = cmd->add_subcommand("list", "Print the workload names of a set, one per line");
-  list->add_option("--set", o->set, "paper (Table 4, 1,224 workloads) or extended (paper + extensions)")
+  list->add_option(
+          "--set", o->set,
+          "paper (Table 4, 1,224 workloads), extended (paper + extensions) or span (320: products, matrix-vector, "
+          "stencils, triad)")
       ->check(sets)
       ->capture_default_str();
   list->callback([o] { run_list(*o); });
@@ -84,10 +89,12 @@ void add_synth(CLI::App& app) {
   auto* emit = cmd->add_subcommand("emit", "Write kernels (<program>.cl, shared) and specs (<name>.json) to a folder");
   emit->add_option("names", o->names, "Workload names (see `dop synth list`)");
   emit->add_flag("--all", o->all, "Every workload of --set");
-  emit->add_option("--set", o->set, "The set for --all: paper or extended")->check(sets)->capture_default_str();
+  emit->add_option("--set", o->set, "The set for --all: paper, extended or span")->check(sets)->capture_default_str();
   emit->add_option("--out", o->out, "Output folder (created if missing)")->required();
-  emit->add_option("--scale", o->scale,
-                   "Size scale: rung r moves about 256 MiB * 2^(r-1) * scale (1: 2-20 ms on a 16-core CPU)")
+  emit->add_option(
+          "--scale", o->scale,
+          "Size scale: paper/extended rung r moves about 256 MiB * 2^(r-1) * scale (1: 2-20 ms on a 16-core CPU); "
+          "span: the work is scale times the calibrated size")
       ->capture_default_str();  // checked by synthetic::extents(), which names the problem
   emit->callback([o] { run_emit(*o); });
 }

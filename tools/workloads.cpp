@@ -37,6 +37,8 @@ std::vector<Workload> collect_workloads(const std::string& set, const std::vecto
     for (const auto& p : synthetic::extended_set())
       if (p.extended()) ext.push_back(p);
     add_synthetic(ws, ext, "extended", scale);
+  } else if (set == "span") {
+    add_synthetic(ws, synthetic::span_set(), "span", scale);
   } else if (set == "real") {
     add_real(ws, size);
   } else if (set == "all") {
@@ -45,9 +47,10 @@ std::vector<Workload> collect_workloads(const std::string& set, const std::vecto
     for (const auto& p : synthetic::extended_set())
       if (p.extended()) ext.push_back(p);
     add_synthetic(ws, ext, "extended", scale);
+    add_synthetic(ws, synthetic::span_set(), "span", scale);
     add_real(ws, size);
   } else if (!set.empty()) {
-    throw std::invalid_argument("unknown workload set '" + set + "' (paper, extended, real, all)");
+    throw std::invalid_argument("unknown workload set '" + set + "' (paper, extended, span, real, all)");
   }
   for (const auto& p : specs) {
     Spec s = load_spec(p);

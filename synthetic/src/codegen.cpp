@@ -14,6 +14,7 @@ namespace {
 
 using detail::Term;
 using detail::TermAccess;
+using detail::Writer;
 
 std::string var(int k) { return "i" + std::to_string(k); }
 std::string ext(int k) { return "N" + std::to_string(k); }
@@ -61,20 +62,6 @@ std::string sum_expr(const Params& p, const std::vector<std::string>& v) {
   return sum;
 }
 
-struct Writer {
-  std::ostringstream out;
-  int depth = 1;
-  void line(const std::string& s) { out << std::string(size_t(depth) * 2, ' ') << s << "\n"; }
-  void open(const std::string& s) {
-    line(s + " {");
-    ++depth;
-  }
-  void close() {
-    --depth;
-    line("}");
-  }
-};
-
 // Emits the statement(s) that compute the element at v and store it to `target`.
 void emit_element(Writer& w, const Params& p, const char* type, const std::vector<std::string>& v,
                   const std::string& target) {
@@ -99,6 +86,7 @@ std::string guard(int dim) {
 
 std::string program_name(const Params& p) {
   validate(p);
+  if (p.span()) return detail::span_program_name(p);
   std::string s = "syn_" + pattern(p) + "_d" + std::to_string(p.dim) + "_" + dtype_name(p.dtype);
   if (p.coarsen != 1) s += "_w" + std::to_string(p.coarsen);
   if (p.divergent) s += "_div";
@@ -107,6 +95,10 @@ std::string program_name(const Params& p) {
 }
 
 std::string kernel_source(const Params& p) {
+  if (p.span()) {
+    validate(p);
+    return detail::span_kernel_source(p);
+  }
   const std::string kname = program_name(p);
   const char* T = dtype_name(p.dtype);
   const auto terms = detail::term_list(p);

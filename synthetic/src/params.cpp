@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "dop/synthetic.hpp"
+#include "internal.hpp"
 
 namespace dop::synthetic {
+
+using detail::read_number;
 
 namespace {
 
@@ -28,18 +31,6 @@ constexpr double kIndexBytes = 4;                   // the index array, read con
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
-// Reads a decimal number at s[pos...] (no sign, no leading zeros except "0"); returns -1 if there is none.
-long read_number(const std::string& s, size_t& pos) {
-  const size_t start = pos;
-  long v = 0;
-  while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
-    if (pos - start >= 6) return -1;  // far beyond every limit
-    v = v * 10 + (s[pos] - '0');
-    ++pos;
-  }
-  return pos == start ? -1 : v;
-}
 
 // The fixed inner extents per β (their product is 256 elements: the work of one work-item in dim 1).
 std::vector<size_t> inner_extents(int beta) {
@@ -67,17 +58,41 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::elementwise:
+      return "elementwise";
+    case Family::triad:
+      return "tri";
+    case Family::matmul:
+      return "mm";
+    case Family::matmul_bt:
+      return "mmt";
+    case Family::matvec_rows:
+      return "mvr";
+    case Family::matvec_cols:
+      return "mvc";
+    case Family::stencil:
+      return "st";
+  }
+  return "?";
+}
+
 int Params::terms() const { return std::max(alpha, delta + epsilon + theta); }
 
-bool Params::extended() const { return dtype == DType::f64 || dim > 2 || coarsen != 1 || divergent || local_mem; }
+bool Params::extended() const {
+  return !span() && (dtype == DType::f64 || dim > 2 || coarsen != 1 || divergent || local_mem);
+}
 
 bool Params::operator==(const Params& o) const {
-  return alpha == o.alpha && beta == o.beta && gamma == o.gamma && delta == o.delta && epsilon == o.epsilon &&
-         theta == o.theta && dim == o.dim && dtype == o.dtype && size == o.size && wg == o.wg && coarsen == o.coarsen &&
-         divergent == o.divergent && local_mem == o.local_mem;
+  return family == o.family && radius == o.radius && alpha == o.alpha && beta == o.beta && gamma == o.gamma &&
+         delta == o.delta && epsilon == o.epsilon && theta == o.theta && dim == o.dim && dtype == o.dtype &&
+         size == o.size && wg == o.wg && coarsen == o.coarsen && divergent == o.divergent && local_mem == o.local_mem;
 }
 
 void validate(const Params& p) {
+  if (p.span()) return detail::validate_span(p);
+  if (p.radius != 0) bad("radius is for the span stencils only");
   if (p.alpha < 1 || p.alpha > kMaxAlpha) bad("α (matrices) must be 1.." + std::to_string(kMaxAlpha));
   if (p.beta < 2 || p.beta > 4) bad("β (matrix dimensions) must be 2..4");
   if (p.gamma < 0 || p.gamma > kMaxGamma) bad("γ (operations per term) must be 0.." + std::to_string(kMaxGamma));
@@ -96,6 +111,7 @@ void validate(const Params& p) {
 }
 
 std::string pattern(const Params& p) {
+  if (p.span()) return detail::span_pattern(p);
   std::string s = std::to_string(p.alpha) + "mat" + std::to_string(p.beta) + "d";
   if (p.gamma) s += std::to_string(p.gamma) + "c";
   if (p.theta) s += std::to_string(p.theta) + "C";
@@ -105,6 +121,7 @@ std::string pattern(const Params& p) {
 }
 
 std::string name(const Params& p) {
+  if (p.span()) return detail::span_name(p);
   std::string s = pattern(p) + "_d" + std::to_string(p.dim) + "_" + dtype_name(p.dtype) + "_s" +
                   std::to_string(p.size) + "_wg" + std::to_string(p.wg);
   if (p.coarsen != 1) s += "_w" + std::to_string(p.coarsen);
@@ -114,14 +131,12 @@ std::string name(const Params& p) {
 }
 
 Params parse_name(const std::string& text) {
+  // A span name starts with its family (letters); "mat3d..." is an αmat name that lacks its α.
+  const std::string first = text.substr(0, text.find('_'));
+  if (!first.empty() && std::isalpha(static_cast<unsigned char>(first[0])) && first.find("mat") == std::string::npos)
+    return detail::parse_span_name(text);
   const std::string where = "synthetic workload '" + text + "': ";
-  std::vector<std::string> tok;
-  for (size_t start = 0;;) {
-    const size_t us = text.find('_', start);
-    tok.push_back(text.substr(start, us == std::string::npos ? std::string::npos : us - start));
-    if (us == std::string::npos) break;
-    start = us + 1;
-  }
+  const std::vector<std::string> tok = detail::name_parts(text);
   if (tok.size() < 5)
     bad(where +
         "expected <pattern>_d<dim>_<dtype>_s<rung>_wg<size>[_w<K>][_div][_lm], e.g. "
@@ -192,6 +207,23 @@ Params parse_name(const std::string& text) {
       bad(where + "unknown extension '" + t + "' (w<K>, div or lm)");
     }
   }
+  return detail::require_canonical(p, text, where);
+}
+
+namespace detail {
+
+std::vector<std::string> name_parts(const std::string& text) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t us = text.find('_', start);
+    parts.push_back(text.substr(start, us == std::string::npos ? std::string::npos : us - start));
+    if (us == std::string::npos) break;
+    start = us + 1;
+  }
+  return parts;
+}
+
+Params require_canonical(const Params& p, const std::string& text, const std::string& where) {
   try {
     validate(p);
   } catch (const std::invalid_argument& e) {
@@ -201,6 +233,8 @@ Params parse_name(const std::string& text) {
   if (canonical != text) bad(where + "not in canonical form; did you mean '" + canonical + "'?");
   return p;
 }
+
+}  // namespace detail
 
 const std::vector<std::string>& paper_patterns() {
   static const std::vector<std::string> patterns = {
@@ -284,6 +318,7 @@ std::vector<Params> extended_set() {
 
 double traffic_per_element(const Params& p) {
   validate(p);
+  if (p.span()) bad(name(p) + ": traffic_per_element is defined for the element-wise family only");
   const double s = p.dtype == DType::f64 ? 8 : 4;
   const int continuous = std::max(0, p.alpha - p.delta - p.epsilon - p.theta);
   return s * (1 + continuous) + (p.epsilon ? kIndexBytes : 0) + kScatteredBytes * (p.delta + p.epsilon);
@@ -292,6 +327,7 @@ double traffic_per_element(const Params& p) {
 std::vector<size_t> extents(const Params& p, double scale) {
   validate(p);
   if (!(scale > 0) || !std::isfinite(scale)) bad("scale must be a positive number");
+  if (p.span()) return detail::span_extents(p, scale);
   const double elements = kRungBytes * std::ldexp(1.0, p.size - 1) * scale / traffic_per_element(p);
   std::vector<size_t> n = inner_extents(p.beta);
   size_t inner = 1;
@@ -308,14 +344,10 @@ std::vector<size_t> extents(const Params& p, double scale) {
 void launch_shape(const Params& p, const std::vector<size_t>& n, std::vector<size_t>& global,
                   std::vector<size_t>& local) {
   validate(p);
+  if (p.span()) return detail::span_launch_shape(p, n, global, local);
   if (n.size() != size_t(p.beta)) bad(name(p) + ": expected " + std::to_string(p.beta) + " extents");
   const auto d = size_t(p.dim);
-  local.assign(d, 1);
-  // Spread the bits of the (power-of-two) work-group size round-robin over the dimensions, dim 0 first:
-  // 64 -> 8x8 or 4x4x4, 256 -> 16x16 or 8x8x4.
-  int bits = 0;
-  while ((1 << bits) < p.wg) ++bits;
-  for (int b = 0; b < bits; ++b) local[size_t(b) % d] *= 2;
+  local = detail::local_shape(p.wg, p.dim);
   global.assign(d, 0);
   for (size_t i = 0; i < d; ++i) {
     size_t items = n[i];
@@ -326,6 +358,7 @@ void launch_shape(const Params& p, const std::vector<size_t>& n, std::vector<siz
 
 ImpliedFeatures implied_features(const Params& p) {
   validate(p);
+  if (p.span()) bad(name(p) + ": implied_features is defined for the element-wise family only");
   ImpliedFeatures f;
   const int nt = p.terms();
   const int special = p.delta + p.epsilon + p.theta;

@@ -9,8 +9,27 @@
 
 namespace dop::synthetic {
 
+namespace detail {
+
+void fail(const Spec& spec, const std::string& what) {
+  throw SpecError((spec.path.empty() ? spec.name : spec.path) + ": synthetic reference: " + what);
+}
+
+size_t find_arg(const Spec& spec, const std::string& name, ArgKind kind) {
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].name == name) {
+      if (spec.args[i].kind != kind) fail(spec, "argument '" + name + "' has the wrong kind");
+      return i;
+    }
+  fail(spec, "no argument named '" + name + "'");
+}
+
+}  // namespace detail
+
 namespace {
 
+using detail::fail;
+using detail::find_arg;
 using detail::Term;
 using detail::TermAccess;
 
@@ -24,19 +43,6 @@ struct Arith<int32_t> {
   static int32_t add(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
   static int32_t mul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
 };
-
-[[noreturn]] void fail(const Spec& spec, const std::string& what) {
-  throw SpecError((spec.path.empty() ? spec.name : spec.path) + ": synthetic reference: " + what);
-}
-
-size_t find_arg(const Spec& spec, const std::string& name, ArgKind kind) {
-  for (size_t i = 0; i < spec.args.size(); ++i)
-    if (spec.args[i].name == name) {
-      if (spec.args[i].kind != kind) fail(spec, "argument '" + name + "' has the wrong kind");
-      return i;
-    }
-  fail(spec, "no argument named '" + name + "'");
-}
 
 template <typename T>
 void compute(const Params& p, const Spec& spec, std::vector<ArgData>& args) {
@@ -131,6 +137,7 @@ void reference(const Spec& spec, std::vector<ArgData>& args) {
   } catch (const std::invalid_argument& e) {
     fail(spec, e.what());
   }
+  if (p.span()) return detail::span_reference(p, spec, args);
   switch (p.dtype) {
     case DType::f32:
       compute<float>(p, spec, args);

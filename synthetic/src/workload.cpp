@@ -12,18 +12,9 @@ namespace dop::synthetic {
 
 namespace {
 
-// FNV-1a, 64 bit: seeds derived from the workload name and the argument name (stable across platforms).
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+using detail::scalar;
 
-// Seeds are kept below 2^53 so that every JSON reader (doubles included) reproduces them exactly.
-uint64_t seed(const std::string& s) { return fnv1a(s) >> 11; }
+using detail::seed;
 
 ElemType elem_type(DType t) {
   switch (t) {
@@ -35,15 +26,6 @@ ElemType elem_type(DType t) {
       return ElemType::f64;
   }
   return ElemType::f32;
-}
-
-ArgSpec scalar(const std::string& name, ElemType type, double value) {
-  ArgSpec a;
-  a.name = name;
-  a.kind = ArgKind::scalar;
-  a.type = type;
-  a.value = value;
-  return a;
 }
 
 std::string format_scale(double scale) {
@@ -65,6 +47,10 @@ Workload generate(const Params& p, double scale) {
   s.kernel_file = w.program + ".cl";
   s.kernel_name = w.program;
   launch_shape(p, n, s.global, s.local);
+  if (p.span()) {
+    detail::span_spec(p, n, scale, w);
+    return w;
+  }
 
   size_t count = 1;
   for (size_t e : n) count *= e;
