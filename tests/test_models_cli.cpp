@@ -136,7 +136,7 @@ TEST_CASE("dop report and dop train read a dataset alike: an inf time is an inva
   for (const char* cmd : {" report ", DOP_ANALYSIS ? " train " : " report "}) {
     r = run_command(dop_binary() + cmd + tmp("twice.csv") + (cmd[1] == 't' ? " --model dt --cv 2" : ""));
     CHECK(r.rc == 1);
-    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") + ":1322: workload 'atax1_small_n500_wg256' at configuration "
+    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") + ":1322: workload 'atax1_small_n500_wg256' (data on host) at configuration "
                                                          "(0, 0.25) again (first at line 3)"));
   }
 }
@@ -300,3 +300,35 @@ TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][mode
   CHECK_THAT(r.out, Catch::Contains("the model was trained for platform 'pocl-test'"));
 }
 #endif
+
+TEST_CASE("dop train --test-set: trained without the test set, its table beside CV and LOKO", "[cli][models]") {
+  // The PoCL dataset (15 real kernels at 2 sizes) with 9 kernels relabelled as a training set: the other 6 kernels'
+  // 12 workloads are the test set.
+  std::string text = read_file(kData);
+  size_t relabelled = 0;
+  for (const char* k : {"atax1", "atax2", "bicg1", "bicg2", "conv2d", "fdtd1", "fdtd2", "fdtd3", "gemm"}) {
+    const std::string from = ",real," + std::string(k) + ",", to = ",paper," + std::string(k) + ",";
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p)) {
+      text.replace(p, from.size(), to);
+      ++relabelled;
+    }
+  }
+  REQUIRE(relabelled == 18 * 44);
+  write(tmp("testset.csv"), text);
+  auto r = run_command(dop_binary() + " train " + tmp("testset.csv") + " --model dt --cv 3 --test-set real --json");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto j = parse(r.out);
+  CHECK(j["test_set"]["train_workloads"] == 18);
+  CHECK(j["test_set"]["strategies"].size() == 5);
+  CHECK(j["test_set"]["strategies"][0]["workloads"] == 12);
+  CHECK(j["test_set"]["strategies"][4]["name"] == "best constant");
+  CHECK(j["test_set"]["per_kernel"].size() == 6);
+  CHECK(j["cv"]["strategies"][0]["workloads"] == 30);
+  CHECK(j["loko"]["folds"] == 6);
+  r = run_command(dop_binary() + " train " + tmp("testset.csv") + " --model dt --cv 3 --test-set real");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("grouped k-fold cross-validation") && Catch::Contains("leave-one-kernel-out") &&
+                        Catch::Contains("test set 'real' (trained on the other sets) of dt: 12 workloads") &&
+                        Catch::Contains("trained on 18 workloads of other sets"));
+}

@@ -274,6 +274,7 @@ Evaluation evaluate_test_set(const Dataset& d, const TrainOptions& o, const std:
     return e;
   }
   e.folds = 1;
+  e.train_workloads = tr.size();
   e.note = "trained on " + std::to_string(tr.size()) + " workloads of other sets; best constant from them";
   Collector col{d, {}, {}, {}, {}};
   e.train_seconds = fold_run(d, o, tr, te, 0, col);
@@ -373,6 +374,7 @@ std::string evaluation_json(const Evaluation& e) {
   if (e.folds_requested) j["folds_requested"] = e.folds_requested;
   j["note"] = e.note;
   j["train_seconds"] = e.train_seconds;
+  if (e.train_workloads) j["train_workloads"] = e.train_workloads;
   json st = json::array();
   for (const Summary& s : e.strategies)
     st.push_back({{"name", s.name},

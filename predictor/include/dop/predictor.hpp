@@ -235,8 +235,8 @@ class Predictor {
 /// arrays, the grid, the feature derivation, and
 ///   float NS::predict(const float* x);                         // one feature vector (NS::kFeatureNames order)
 ///   NS::Decision NS::decide(const double* code, unsigned work_dim, const unsigned long long* global,
-///                           const unsigned long long* local,    // best configuration
-///                           const NS::LaunchData& data = {0, 0, false});  // in/out bytes, data on the GPU
+///                           const unsigned long long* local);  // best configuration
+///   NS::Decision NS::decide_with_data(..., const NS::LaunchData& data);  // with in/out bytes, data on the GPU
 std::string generate_header(const Model& model, const std::string& name_space);
 
 }  // namespace dop::pred

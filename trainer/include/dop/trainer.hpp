@@ -155,6 +155,7 @@ struct Evaluation {
   };
   std::vector<KernelRow> per_kernel;
   double train_seconds = 0;  ///< total training time over folds
+  size_t train_workloads = 0;  ///< a test-set evaluation: the workloads the model was trained on
 };
 
 /// k-fold cross-validation grouped by workload (all configurations of a workload in the same fold): each fold is
