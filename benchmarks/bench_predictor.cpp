@@ -60,9 +60,9 @@ train::Dataset make_dataset(size_t workloads, uint64_t seed) {
       const double cpu_rate = c.cpu * 16 / (flops / 4.0 + bytes / 6.0);  // items per ns
       const double gpu_rate = c.gpu * 132 / (flops / 40.0 + bytes * (1 + mr) / 20.0);
       const double contention = 1 + 0.8 * c.cpu * c.gpu * bytes / (bytes + flops);
-      const double t =
-          items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) + (c.gpu > 0 ? 0.05 : 0) +
-          (c.gpu > 0 && !w.launch.data_on_gpu ? double(w.launch.in_bytes) / 20e6 : 0);  // 20 GB/s
+      const double t = items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) +
+                       (c.gpu > 0 ? 0.05 : 0) +
+                       (c.gpu > 0 && !w.launch.data_on_gpu ? double(w.launch.in_bytes) / 20e6 : 0);  // 20 GB/s
       w.time_ms.push_back(t * (1 + 0.05 * u(rng)));
     }
     w.best = size_t(std::min_element(w.time_ms.begin(), w.time_ms.end()) - w.time_ms.begin());

@@ -136,8 +136,9 @@ TEST_CASE("dop report and dop train read a dataset alike: an inf time is an inva
   for (const char* cmd : {" report ", DOP_ANALYSIS ? " train " : " report "}) {
     r = run_command(dop_binary() + cmd + tmp("twice.csv") + (cmd[1] == 't' ? " --model dt --cv 2" : ""));
     CHECK(r.rc == 1);
-    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") + ":1322: workload 'atax1_small_n500_wg256' (data on host) at configuration "
-                                                         "(0, 0.25) again (first at line 3)"));
+    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") +
+                                      ":1322: workload 'atax1_small_n500_wg256' (data on host) at configuration "
+                                      "(0, 0.25) again (first at line 3)"));
   }
 }
 

@@ -48,9 +48,9 @@ Model base_model() {
   Feature b;
   b.name = b.key = "b";
   m.features = {a, b};
-  for (const char* n : {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core",
-                        "cpu_waves", "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "cpu_util",
-                        "gpu_util"})
+  for (const char* n :
+       {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core", "cpu_waves",
+        "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "cpu_util", "gpu_util"})
     m.features.push_back(builtin_named(n));
   return m;
 }

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -297,13 +297,13 @@ TEST_CASE("the sweep writes where the data is and the buffers' bytes, which an u
     r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy_b.json") + " --out " +
                     tmp("data_refused.csv"));
     CHECK(r.rc == 1);
-    CHECK_THAT(r.out, Catch::Contains("rows of workloads that the given set does not have") &&
-                          Catch::Contains(": saxpy"));
+    CHECK_THAT(r.out,
+               Catch::Contains("rows of workloads that the given set does not have") && Catch::Contains(": saxpy"));
   }
   // Both situations of one workload in one file are two rows per configuration, no duplicates.
   const std::string both = tmp("data_both.csv");
-  auto r = run_command(dop_binary() + " sweep merge " + both + " " + tmp("data_copy.csv") + " " +
-                       tmp("data_resident.csv"));
+  auto r =
+      run_command(dop_binary() + " sweep merge " + both + " " + tmp("data_copy.csv") + " " + tmp("data_resident.csv"));
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("merged 12 rows from 2 datasets"));
 }

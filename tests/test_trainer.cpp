@@ -234,7 +234,8 @@ TEST_CASE("invalid rows are reported and not used", "[trainer]") {
   for (const auto& p : d.problems) all += p + "\n";
   CHECK_THAT(all, Catch::Contains("invalid.csv:51: invalid row (valid = 0: wrong output), not used"));
   CHECK_THAT(all, Catch::Contains("invalid.csv:97: invalid row (valid = 0), not used"));
-  CHECK_THAT(all, Catch::Contains("workload 'w1' (data on host) excluded: 0 configurations without a row, 1 invalid, of 44"));
+  CHECK_THAT(
+      all, Catch::Contains("workload 'w1' (data on host) excluded: 0 configurations without a row, 1 invalid, of 44"));
   CHECK_THAT(all, Catch::Contains("torn last line"));
   // A zero time in a valid row is an invalid measurement too.
   const auto z = train::load_dataset(write_text("zero.csv", replace_line(good_rows(1), 3, ",1,3,3,3,", ",1,0,0,0,")));
@@ -538,9 +539,8 @@ std::string with_data_block(const std::string& text, const std::string& data_on,
       first = false;
       continue;
     }
-    const std::vector<std::string> block =
-        first ? std::vector<std::string>{"data_on", "in_bytes", "out_bytes"}
-              : std::vector<std::string>{data_on, "1000000", "4000"};
+    const std::vector<std::string> block = first ? std::vector<std::string>{"data_on", "in_bytes", "out_bytes"}
+                                                 : std::vector<std::string>{data_on, "1000000", "4000"};
     f.insert(f.begin() + pos, block.begin(), block.end());
     first = false;
     out += dop::csv_line(f);
@@ -620,7 +620,7 @@ TEST_CASE("a workload with its data on the host and on the GPU is two decisions,
   CHECK(cv.strategies[0].perf_mean > cv.strategies[4].perf_mean + 0.2);  // no constant serves both
 }
 
-TEST_CASE("partial workloads are trained on, never evaluated; training can sample the grid", "[trainer]") {
+TEST_CASE("partial workloads are trained on, never evaluated, and training can sample the grid", "[trainer]") {
   // Workloads of set paper keep 8 configurations (as dop sweep --configs 8 picks them); real ones the whole grid.
   std::vector<double> cpu, gpu;
   for (int c = 0; c <= 4; ++c)

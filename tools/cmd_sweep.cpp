@@ -195,13 +195,18 @@ void run_sweep_cmd(const SweepFlags& f) {
 
 }  // namespace
 
+// The workloads a sweep runs, or an upgrade matches a dataset's rows to: --set, --spec, --size, --scale.
+void add_workload_flags(CLI::App* cmd, SweepFlags& f) {
+  cmd->add_option("--set", f.set, "Workload set: paper | real | extended | all");
+  cmd->add_option("--spec", f.specs, "Workload spec files (in addition to --set)");
+  cmd->add_option("--size", f.size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
+  cmd->add_option("--scale", f.scale, "Size scale of the synthetic workloads (default 1)");
+}
+
 void add_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run workloads at every configuration of the grid into a CSV dataset");
   auto f = std::make_shared<SweepFlags>();
-  cmd->add_option("--set", f->set, "Workload set: paper | real | extended | all");
-  cmd->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
-  cmd->add_option("--size", f->size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
-  cmd->add_option("--scale", f->scale, "Size scale of the synthetic workloads (default 1)");
+  add_workload_flags(cmd, *f);
   cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");
   cmd->add_option("--shard", f->shard, "Run shard I of N (I/N)");
   cmd->add_option("--sample", f->sample, "Only N workloads, spread evenly over the set");
@@ -238,10 +243,7 @@ void add_sweep(CLI::App& app) {
       "upgrade",
       "Add the data columns (data_on, in_bytes, out_bytes) to a dataset swept before them, re-measuring nothing");
   upgrade->add_option("in", f->upgrade_in, "Dataset to upgrade (CSV or CSV.gz)")->required();
-  upgrade->add_option("--set", f->set, "The set it was swept from: paper | real | extended | all");
-  upgrade->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
-  upgrade->add_option("--size", f->size, "Size of its real-world kernels (default large)");
-  upgrade->add_option("--scale", f->scale, "Size scale of its synthetic workloads (default 1)");
+  add_workload_flags(upgrade, *f);  // those it was swept from
   upgrade->add_option("--memory", f->memory, "The memory mode it was swept in (resident: data_on gpu)");
   upgrade->add_option("--out", f->out, "Upgraded dataset to write (plain CSV)");
   upgrade->callback([f] { run_upgrade(*f); });

@@ -154,7 +154,7 @@ struct Evaluation {
     double model = 0, cpu = 0, gpu = 0, all = 0, best_const = 0;
   };
   std::vector<KernelRow> per_kernel;
-  double train_seconds = 0;  ///< total training time over folds
+  double train_seconds = 0;    ///< total training time over folds
   size_t train_workloads = 0;  ///< a test-set evaluation: the workloads the model was trained on
 };
 
