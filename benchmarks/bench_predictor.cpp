@@ -31,6 +31,7 @@ train::Dataset make_dataset(size_t workloads, uint64_t seed) {
   grid.gpu_levels = d.gpu_levels;
   d.configs = grid.configs();
   d.cpu_units = 16;
+  d.has_data = true;  // the models take the data features (data_on_gpu, in_bytes, out_bytes, gpu_recv_bytes)
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   for (size_t i = 0; i < workloads; ++i) {
@@ -51,12 +52,17 @@ train::Dataset make_dataset(size_t workloads, uint64_t seed) {
     const double items = double(w.launch.global_size());
     const double bytes = 4 * (mcont + 2 * ms + 8 * mr + 0.1 * mc + 1);
     const double flops = ai + af * 1.5 + 1;
+    // The data inputs: half the workloads have their data on the GPU already; the others' GPU shares pay a copy.
+    w.launch.in_bytes = uint64_t(items * bytes);
+    w.launch.out_bytes = uint64_t(items * 4);
+    w.launch.data_on_gpu = i % 2;
     for (const auto& c : d.configs) {
       const double cpu_rate = c.cpu * 16 / (flops / 4.0 + bytes / 6.0);  // items per ns
       const double gpu_rate = c.gpu * 132 / (flops / 40.0 + bytes * (1 + mr) / 20.0);
       const double contention = 1 + 0.8 * c.cpu * c.gpu * bytes / (bytes + flops);
-      const double t =
-          items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) + (c.gpu > 0 ? 0.05 : 0);
+      const double t = items / ((cpu_rate + gpu_rate) / contention) * 1e-6 + (c.cpu > 0 ? 0.02 : 0) +
+                       (c.gpu > 0 ? 0.05 : 0) +
+                       (c.gpu > 0 && !w.launch.data_on_gpu ? double(w.launch.in_bytes) / 20e6 : 0);  // 20 GB/s
       w.time_ms.push_back(t * (1 + 0.05 * u(rng)));
     }
     w.best = size_t(std::min_element(w.time_ms.begin(), w.time_ms.end()) - w.time_ms.begin());

@@ -20,7 +20,7 @@ dop_add_test(test_predictor SOURCES test_predictor.cpp test_predictor_c.c test_g
 target_include_directories(test_predictor PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 
 if(TARGET dop_trainer)
-  dop_add_test(test_trainer SOURCES test_trainer.cpp LIBS dop_trainer)
+  dop_add_test(test_trainer SOURCES test_trainer.cpp LIBS dop_trainer dop_json)
 endif()
 dop_add_test(test_models_cli SOURCES test_models_cli.cpp LIBS dop_json)
 add_dependencies(test_models_cli dop)

@@ -3,6 +3,7 @@
 // by file and line, gzip), merge, and the code-feature table of `dop features --csv`.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -19,10 +20,12 @@ std::string write_text(const std::string& name, const std::string& text) {
   return path;
 }
 
-// A row of dataset_columns({"mem"}) for workload `w` at configuration (cpu, gpu), valid.
-std::vector<std::string> row(const std::string& w, double cpu, double gpu, const std::string& time = "2.5") {
+// A row of dataset_columns({"mem"}) for workload `w` at configuration (cpu, gpu), valid, its data on `data_on`.
+std::vector<std::string> row(const std::string& w, double cpu, double gpu, const std::string& time = "2.5",
+                             const std::string& data_on = "host") {
   std::vector<std::string> r = {"p", w, "spec", "k", "1"};  // head, feature mem
   for (const char* x : {"1", "1024", "64", "16", "1024", "1", "1", "64", "1", "1"}) r.push_back(x);  // launch
+  for (const std::string& x : {data_on, std::string("8192"), std::string("4096")}) r.push_back(x);   // data
   for (const std::string& x :
        {dop::dataset_number(cpu), dop::dataset_number(gpu), std::string("4"), std::string("8"), std::string("1"), time,
         time, time, std::string("1"), std::string("8"), std::string("8"), std::string("1"), std::string("1"),
@@ -56,12 +59,14 @@ TEST_CASE("CSV fields survive escaping and splitting", "[dataset]") {
 
 TEST_CASE("the schema names the columns in order and locates them in a header", "[dataset]") {
   const auto plain = dop::dataset_columns({});
-  REQUIRE(plain.size() == 4 + 10 + 19);
+  REQUIRE(plain.size() == 4 + 10 + 3 + 19);
   CHECK(plain[0] == "platform_id");
   CHECK(plain[3] == "kernel");
   CHECK(plain[4] == "work_dim");
   CHECK(plain.back() == "error");
   CHECK(dop::dataset_launch_columns().size() == 10);
+  CHECK(plain[14] == "data_on");
+  CHECK(dop::dataset_data_columns() == std::vector<std::string>{"data_on", "in_bytes", "out_bytes"});
   CHECK(dop::dataset_number(0.125) == "0.125");
   CHECK(dop::dataset_number(1) == "1");
 
@@ -73,8 +78,10 @@ TEST_CASE("the schema names the columns in order and locates them in a header", 
   CHECK(c.launch == 5);
   CHECK(t.header[c.cpu_util] == "cpu_util");
   CHECK(t.header[c.valid] == "valid");
-  CHECK(c.row_key(t.rows.at(0).fields) == "p|w|0.5,0.25");
-  CHECK(c.row_key(t.rows.at(0).fields) == dop::dataset_row_key("p", "w", dop::dataset_number(0.5), "0.25"));
+  CHECK(t.header[c.data_on] == "data_on");
+  CHECK(t.header[c.out_bytes] == "out_bytes");
+  CHECK(c.row_key(t.rows.at(0).fields) == "p|w|host|0.5,0.25");
+  CHECK(c.row_key(t.rows.at(0).fields) == dop::dataset_row_key("p", "w", "host", dop::dataset_number(0.5), "0.25"));
 
   // A missing column and a launch block out of order are named with the file.
   std::string text = dataset_text({});
@@ -116,7 +123,7 @@ TEST_CASE("the row reader drops a torn last line and names a malformed row by fi
 
   // A short row before the last line is malformed.
   const std::string bad = write_text("bad.csv", good + "p,c,spec\n" + dop::csv_line(row("d", 1, 1)));
-  CHECK_THROWS_WITH(dop::read_csv_table(bad), Catch::Contains(bad + ":4: 3 fields, the header has 34"));
+  CHECK_THROWS_WITH(dop::read_csv_table(bad), Catch::Contains(bad + ":4: 3 fields, the header has 37"));
   CHECK_THROWS_WITH(dop::read_csv_table(tmp("missing.csv")), Catch::Contains("missing.csv: cannot be read"));
   CHECK(dop::read_csv_table(write_text("empty.csv", "")).header.empty());
 }
@@ -150,7 +157,7 @@ TEST_CASE("the appender writes the header once, resumes after a torn line and re
   { std::ofstream(path, std::ios::app) << "p,b,spec,k"; }
   {
     dop::DatasetAppender out(path, columns());
-    CHECK(out.existing() == std::set<std::string>{"p|a|0,1"});
+    CHECK(out.existing() == std::set<std::string>{"p|a|host|0,1"});
     out.append(row("b", 1, 0));
   }
   CHECK(dop::test::read_file(path) == dataset_text({row("a", 0, 1), row("b", 1, 0)}));
@@ -225,5 +232,109 @@ TEST_CASE("a row's measurement: a time that is no positive finite number is inva
   CHECK(m[3].valid);  // another workload at the same configuration
   const dop::DatasetRowReader fifth(d.csv, d.csv.rows[4]);
   CHECK_THROWS_WITH(duplicates.add(fifth, d.columns, dop::read_measurement(fifth, d.columns)),
-                    path + ":6: workload 'w' at configuration (0, 1) again (first at line 4)");
+                    path + ":6: workload 'w' (data on host) at configuration (0, 1) again (first at line 4)");
+}
+
+namespace {
+
+// The text of a dataset swept before the data block: `text` without data_on, in_bytes, out_bytes.
+std::string without_data_block(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    auto f = dop::csv_split(text.substr(pos, nl - pos));
+    f.erase(f.begin() + 15, f.begin() + 18);  // after head (4), mem (1), launch (10)
+    out += dop::csv_line(f);
+    pos = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("data_on is part of a row key, and a dataset without the data block reads as host data", "[dataset]") {
+  // The same workload and configuration with its data on the host and on the GPU: two rows, no duplicate.
+  const std::string both = write_text(
+      "data_both.csv", dataset_text({row("w", 0, 1, "2", "host"), row("w", 0, 1, "1", "gpu"), row("w", 0, 1)}));
+  const dop::DatasetTable d = dop::read_dataset(both);
+  dop::DuplicateRowCheck duplicates;
+  for (size_t i = 0; i < 2; ++i) {
+    const dop::DatasetRowReader r(d.csv, d.csv.rows[i]);
+    duplicates.add(r, d.columns, dop::read_measurement(r, d.columns));
+    const dop::DatasetData data = dop::read_data(r, d.columns);
+    CHECK(data.on_gpu == (i == 1));
+    CHECK(data.in_bytes == 8192);
+    CHECK(data.out_bytes == 4096);
+  }
+  const dop::DatasetRowReader third(d.csv, d.csv.rows[2]);  // host again
+  CHECK_THROWS_WITH(duplicates.add(third, d.columns, dop::read_measurement(third, d.columns)),
+                    both + ":4: workload 'w' (data on host) at configuration (0, 1) again (first at line 2)");
+  CHECK(d.columns.row_key(d.csv.rows[0].fields) != d.columns.row_key(d.csv.rows[1].fields));
+  // merge keeps both situations
+  CHECK(dop::merge_datasets({both}, tmp("data_merged.csv")) == 2);
+
+  // A dataset swept before the block: data_on reads as host, the bytes as unknown (0).
+  const std::string old = write_text("data_old.csv", without_data_block(dataset_text({row("w", 0, 1)})));
+  const dop::DatasetTable o = dop::read_dataset(old);
+  CHECK(o.columns.data_on == dop::kNoColumn);
+  const dop::DatasetData data = dop::read_data(dop::DatasetRowReader(o.csv, o.csv.rows[0]), o.columns);
+  CHECK_FALSE(data.on_gpu);
+  CHECK(data.in_bytes == 0);
+  CHECK(o.columns.row_key(o.csv.rows[0].fields) == "p|w|host|0,1");
+
+  // A data_on that is neither is refused with file, line and column.
+  const std::string bad = write_text("data_bad.csv", dataset_text({row("w", 0, 1, "2", "disk")}));
+  const dop::DatasetTable b = dop::read_dataset(bad);
+  CHECK_THROWS_WITH(dop::read_data(dop::DatasetRowReader(b.csv, b.csv.rows[0]), b.columns),
+                    bad + ":2: column 16 (data_on): 'disk' is not host or gpu");
+}
+
+TEST_CASE("upgrade adds the data block without touching the measurements, and refuses unknown workloads", "[dataset]") {
+  const std::string fresh = dataset_text({row("a", 0, 1, "1", "gpu"), row("b", 1, 0, "3", "gpu")});
+  const std::string old = write_text("upgrade_old.csv", without_data_block(fresh));
+  dop::DataBlockSource src;
+  src.data_on = "gpu";
+  src.bytes = {{"a", {8192, 4096}}, {"b", {8192, 4096}}, {"unused", {1, 1}}};
+  const std::string out = tmp("upgrade_new.csv");
+  CHECK(dop::upgrade_dataset(old, src, out) == 2);
+  CHECK(dop::test::read_file(out) == fresh);  // what a fresh sweep writes
+  CHECK_THROWS_WITH(dop::upgrade_dataset(out, src, tmp("upgrade_twice.csv")),
+                    Catch::Contains("already has the data block"));
+  src.bytes.erase("b");
+  CHECK_THROWS_WITH(
+      dop::upgrade_dataset(old, src, tmp("upgrade_unknown.csv")),
+      Catch::Contains("upgrade_old.csv: rows of workloads that the given set does not have") && Catch::Contains(": b"));
+}
+
+TEST_CASE("a sampled grid keeps the three corners, spreads the rest, and is the same for a name every time",
+          "[dataset]") {
+  std::vector<double> cpu, gpu;  // the default 5 x 9 grid without (0, 0), grid order
+  for (double c : {0.0, 0.25, 0.5, 0.75, 1.0})
+    for (int g = 0; g <= 8; ++g)
+      if (c > 0 || g > 0) {
+        cpu.push_back(c);
+        gpu.push_back(g / 8.0);
+      }
+  REQUIRE(cpu.size() == 44);
+  const auto a = dop::sample_configurations(cpu, gpu, "gemm_n512", 12);
+  REQUIRE(a.size() == 12);
+  CHECK(std::set<size_t>(a.begin(), a.end()).size() == 12);
+  CHECK(std::is_sorted(a.begin(), a.end()));
+  std::set<std::pair<double, double>> chosen, cpu_levels;
+  for (size_t i : a) chosen.insert({cpu[i], gpu[i]});
+  CHECK(chosen.count({1.0, 0.0}));
+  CHECK(chosen.count({0.0, 1.0}));
+  CHECK(chosen.count({1.0, 1.0}));
+  std::set<double> levels;
+  for (size_t i : a) levels.insert(cpu[i]);
+  CHECK(levels.size() == 5);                                          // every CPU level
+  CHECK(dop::sample_configurations(cpu, gpu, "gemm_n512", 12) == a);  // deterministic
+  size_t differ = 0;
+  for (const char* w : {"atax1", "bicg1", "mvt1", "syr2k", "fdtd"})
+    differ += dop::sample_configurations(cpu, gpu, w, 12) != a;
+  CHECK(differ >= 4);  // spread differently per workload
+  CHECK(dop::sample_configurations(cpu, gpu, "x", 3).size() == 3);
+  CHECK(dop::sample_configurations(cpu, gpu, "x", 0).size() == 44);
+  CHECK(dop::sample_configurations(cpu, gpu, "x", 100).size() == 44);
 }

@@ -217,10 +217,14 @@ TEST_CASE("launch_auto runs the configuration the model picks for the launch sha
   CHECK(s.global[0] % local[0] == 0);
   auto args = make_args(s);
   const pred::Decision d = ex.decide(args);
-  // The decision was taken (and memoised) for the executor's local size, not for the global size.
+  // The decision was taken (and memoised) for the executor's local size, not for the global size, with the spec's
+  // buffer bytes and the data on the host (memory mode auto).
   pred::LaunchShape shape;
   shape.global[0] = s.global[0];
   shape.local[0] = local[0];
+  shape.in_bytes = s.in_bytes();
+  shape.out_bytes = s.out_bytes();
+  REQUIRE(shape.in_bytes > 0);
   const pred::ArgValues values{{"n", int64_t(64 * 300)}};
   CHECK(predictor->cached("saxpy-test", shape, values));
   pred::LaunchShape wrong = shape;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -136,8 +137,9 @@ TEST_CASE("dop report and dop train read a dataset alike: an inf time is an inva
   for (const char* cmd : {" report ", DOP_ANALYSIS ? " train " : " report "}) {
     r = run_command(dop_binary() + cmd + tmp("twice.csv") + (cmd[1] == 't' ? " --model dt --cv 2" : ""));
     CHECK(r.rc == 1);
-    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") + ":1322: workload 'atax1_small_n500_wg256' at configuration "
-                                                         "(0, 0.25) again (first at line 3)"));
+    CHECK_THAT(r.out, Catch::Contains(tmp("twice.csv") +
+                                      ":1322: workload 'atax1_small_n500_wg256' (data on host) at configuration "
+                                      "(0, 0.25) again (first at line 3)"));
   }
 }
 
@@ -300,3 +302,75 @@ TEST_CASE("dop run --auto runs the configuration the model chooses", "[cli][mode
   CHECK_THAT(r.out, Catch::Contains("the model was trained for platform 'pocl-test'"));
 }
 #endif
+
+TEST_CASE("dop train --test-set: trained without the test set, its table beside CV and LOKO", "[cli][models]") {
+  // The PoCL dataset (15 real kernels at 2 sizes) with 9 kernels relabelled as a training set: the other 6 kernels'
+  // 12 workloads are the test set.
+  std::string text = read_file(kData);
+  size_t relabelled = 0;
+  for (const char* k : {"atax1", "atax2", "bicg1", "bicg2", "conv2d", "fdtd1", "fdtd2", "fdtd3", "gemm"}) {
+    const std::string from = ",real," + std::string(k) + ",", to = ",paper," + std::string(k) + ",";
+    for (size_t p = text.find(from); p != std::string::npos; p = text.find(from, p)) {
+      text.replace(p, from.size(), to);
+      ++relabelled;
+    }
+  }
+  REQUIRE(relabelled == 18 * 44);
+  write(tmp("testset.csv"), text);
+  auto r = run_command(dop_binary() + " train " + tmp("testset.csv") + " --model dt --cv 3 --test-set real --json");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto j = parse(r.out);
+  CHECK(j["test_set"]["train_workloads"] == 18);
+  CHECK(j["test_set"]["strategies"].size() == 5);
+  CHECK(j["test_set"]["strategies"][0]["workloads"] == 12);
+  CHECK(j["test_set"]["strategies"][4]["name"] == "best constant");
+  CHECK(j["test_set"]["per_kernel"].size() == 6);
+  CHECK(j["cv"]["strategies"][0]["workloads"] == 30);
+  CHECK(j["loko"]["folds"] == 6);
+  r = run_command(dop_binary() + " train " + tmp("testset.csv") + " --model dt --cv 3 --test-set real");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("grouped k-fold cross-validation") && Catch::Contains("leave-one-kernel-out") &&
+                        Catch::Contains("test set 'real' (trained on the other sets) of dt: 12 workloads") &&
+                        Catch::Contains("trained on 18 workloads of other sets"));
+}
+
+TEST_CASE("dop run --auto tells the model where the data is: resident data moves the decision", "[cli][models]") {
+  // gpu_recv_bytes < 1000 ? (gpu_util < 0.9 ? 0.3 : 0.9) : 0.1: the GPU only when it receives nothing.
+  const json model = {
+      {"format", "dop-model/1"},
+      {"type", "dt"},
+      {"objective", "reg:squarederror"},
+      {"output", "normalised_performance"},
+      {"platform", {{"id", "pocl-test"}, {"cpu_units", 2}, {"gpu_units", 1}}},
+      {"grid",
+       {{"cpu_levels", {0, 0.25, 0.5, 0.75, 1}}, {"gpu_levels", {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1}}}},
+      {"features",
+       {{{"name", "gpu_recv_bytes"},
+         {"source", "derived"},
+         {"definition", "gpu_util > 0 && !data_on_gpu ? in_bytes : 0"}},
+        {{"name", "gpu_util"}, {"source", "config"}, {"definition", "gpu_util"}}}},
+      {"trees",
+       {{"base_score", 0},
+        {"count", 1},
+        {"list",
+         {{{"feature", {0, 1, -1, -1, -1}},
+           {"threshold", {1000, 0.9, 0, 0, 0}},
+           {"left", {1, 3, -1, -1, -1}},
+           {"right", {2, 4, -1, -1, -1}},
+           {"default_left", {0, 0, 0, 0, 0}},
+           {"value", {0, 0, 0.1, 0.3, 0.9}}}}}}}};
+  write(tmp("data_model.json"), model.dump());
+  const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/atax/atax1_small_n500_wg256.json";
+  std::map<std::string, json> decided;
+  for (const char* memory : {"copy", "resident"}) {
+    const auto r = run_command(kDop + " run " + spec + " --auto --model " + tmp("data_model.json") + " --memory " +
+                               memory + " --validate --json");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    decided[memory] = parse(r.out.substr(r.out.find('{')))["auto"];  // after a warning: (0.25, 0) runs as (0.5, 0)
+  }
+  CHECK(decided["copy"]["gpu_util"] == 0);  // host data: the GPU would receive atax1's 1,002,000 input bytes
+  CHECK(decided["resident"]["cpu_util"] == 0);
+  CHECK(decided["resident"]["gpu_util"] == 1);
+}

@@ -48,8 +48,9 @@ Model base_model() {
   Feature b;
   b.name = b.key = "b";
   m.features = {a, b};
-  for (const char* n : {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core",
-                        "cpu_waves", "gpu_items_per_unit", "cpu_util", "gpu_util"})
+  for (const char* n :
+       {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core", "cpu_waves",
+        "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "cpu_util", "gpu_util"})
     m.features.push_back(builtin_named(n));
   return m;
 }
@@ -95,6 +96,8 @@ void random_subtree(Tree& t, const Model& m, std::mt19937_64& rng, int depth, in
   l.work_dim = 2;
   l.global = {uint64_t(1) << (rng() % 12), uint64_t(1) << (rng() % 10), 1};
   l.local = {uint64_t(1) << (rng() % 5), 1, 1};
+  l.in_bytes = (rng() % 3) * 1000;
+  l.data_on_gpu = rng() % 2;
   const auto cfgs = m.configs();
   std::vector<double> code = {double(rng() % 10), double(rng() % 100)};
   std::vector<float> x(m.features.size());
@@ -174,6 +177,52 @@ TEST_CASE("derived features follow their definitions", "[predictor]") {
   CHECK(x[size_t(index_of(m, "cpu_cores"))] == 1.0f);  // any CPU share uses at least one core
 }
 
+TEST_CASE("the data features follow their definitions and move the decision with the data", "[predictor]") {
+  Model m = base_model();
+  auto l = LaunchShape::parse("1024", "64");
+  l.in_bytes = 4096;
+  l.out_bytes = 1024;
+  const double code[] = {1, 2};
+  std::vector<float> x(m.features.size());
+  feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
+  CHECK(x[size_t(index_of(m, "data_on_gpu"))] == 0.0f);
+  CHECK(x[size_t(index_of(m, "in_bytes"))] == 4096.0f);
+  CHECK(x[size_t(index_of(m, "gpu_recv_bytes"))] == 4096.0f);  // host data, the GPU runs a share: it receives
+  feature_vector(m.features, m.platform, code, l, {1, 0}, x.data());
+  CHECK(x[size_t(index_of(m, "gpu_recv_bytes"))] == 0.0f);  // the GPU runs nothing
+  l.data_on_gpu = true;
+  feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
+  CHECK(x[size_t(index_of(m, "data_on_gpu"))] == 1.0f);
+  CHECK(x[size_t(index_of(m, "gpu_recv_bytes"))] == 0.0f);  // it holds them already
+
+  // gpu_recv_bytes < 1000 ? (gpu_util < 0.9 ? 0.3 : 0.9) : 0.1: the GPU wins only when it receives nothing.
+  Tree t;
+  const int recv = index_of(m, "gpu_recv_bytes"), gu = index_of(m, "gpu_util");
+  t.feature = {recv, gu, -1, -1, -1};
+  t.threshold = {1000, 0.9f, 0, 0, 0};
+  t.left = {1, 3, -1, -1, -1};
+  t.right = {2, 4, -1, -1, -1};
+  t.default_left = {0, 0, 0, 0, 0};
+  t.value = {0, 0, 0.1f, 0.3f, 0.9f};
+  m.trees = {t};
+  const Predictor p(m);
+  const CodeFeatures c{{{"a", 1}, {"b", 0}}, {}};
+  l.data_on_gpu = false;
+  const Decision host = p.decide("k", c, l);
+  CHECK_FALSE(host.cached);
+  CHECK(host.config.gpu == 0);  // the first CPU-only configuration
+  l.data_on_gpu = true;
+  const Decision gpu = p.decide("k", c, l);  // the memo keys the data location: not the host decision
+  CHECK_FALSE(gpu.cached);
+  CHECK(gpu.config.cpu == 0);
+  CHECK(gpu.config.gpu == 1);
+  CHECK(p.decide("k", c, l).cached);
+  l.in_bytes = 100;  // and the bytes
+  l.data_on_gpu = false;
+  CHECK_FALSE(p.decide("k", c, l).cached);
+  CHECK(p.decide("k", c, l).config.gpu == 1);  // 100 bytes to receive are below the split
+}
+
 TEST_CASE("a hand-made tree decides as computed by hand", "[predictor]") {
   const Predictor p(hand_model());
   REQUIRE(p.num_configs() == 44);
@@ -209,6 +258,8 @@ void check_against_reference(const Model& m, uint64_t seed) {
     l.work_dim = 2;
     l.global = {uint64_t(1) << (rng() % 12), uint64_t(1) << (rng() % 10), 1};
     l.local = {uint64_t(1) << (rng() % 5), 1, 1};
+    l.in_bytes = (rng() % 3) * 1000;
+    l.data_on_gpu = rng() % 2;
     double code[2] = {double(rng() % 10), double(rng() % 100)};
     if (rng() % 4 == 0) code[rng() % 2] = std::nan("");
     p.scores(code, l, fast.data());

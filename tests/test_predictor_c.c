@@ -37,6 +37,13 @@ int dop_test_c_api(const char* model_path, char* message, size_t size) {
     dop_predictor_free(p);
     return 4;
   }
+  /* The launch's data is part of the memo key: the same launch with its data on the GPU is another decision. */
+  rc = dop_predictor_predict_data(p, "k.cl:k", 2, names, values, 2, global, local, 4096, 1024, 1, &again);
+  if (rc != 0 || again.cached || again.index != d.index) {
+    snprintf(message, size, "predict with data: rc %d cached %d: %s", rc, again.cached, dop_predictor_last_error());
+    dop_predictor_free(p);
+    return 10;
+  }
   /* Without a kernel id: not memoised. */
   rc = dop_predictor_predict(p, NULL, 2, names, values, 1, global, local, &d);
   if (rc != 0 || d.cached) {

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -230,4 +230,107 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
 TEST_CASE("dop sweep --memory svm validates a real-world kernel at every configuration") {
   const std::string spec = std::string(DOP_SOURCE_DIR) + "/kernels/bicg/bicg2_small_n500_wg64.json";
   expect_fresh_sweep("--spec " + spec + " --memory svm --repeat 1 --warmup 0 --platform-id test", tmp("svm.csv"), 44);
+}
+
+namespace {
+
+// The values of column `name` in a dataset, row by row.
+std::vector<std::string> column(const std::string& path, const std::string& name) {
+  std::ifstream f(path);
+  std::string line;
+  std::vector<std::string> out;
+  size_t i = 0;
+  bool header = true;
+  while (std::getline(f, line)) {
+    const auto fields = dop::csv_split(line);
+    if (header) {
+      i = size_t(std::find(fields.begin(), fields.end(), name) - fields.begin());
+      REQUIRE(i < fields.size());
+      header = false;
+      continue;
+    }
+    out.push_back(fields[i]);
+  }
+  return out;
+}
+
+// `path` without the data block (data_on, in_bytes, out_bytes): a dataset as swept before it.
+std::string without_data_block(const std::string& path) {
+  std::ifstream f(path);
+  std::string line, out;
+  size_t at = 0;
+  while (std::getline(f, line)) {
+    auto fields = dop::csv_split(line);
+    if (out.empty()) at = size_t(std::find(fields.begin(), fields.end(), "data_on") - fields.begin());
+    REQUIRE(at + 3 <= fields.size());
+    fields.erase(fields.begin() + long(at), fields.begin() + long(at) + 3);
+    out += dop::csv_line(fields);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the sweep writes where the data is and the buffers' bytes, which an upgrade re-derives") {
+  const std::string saxpy = " --spec " + data("saxpy.json") + " --platform-id test --repeat 1 --warmup 0";
+  for (const std::string memory : {"copy", "resident"}) {
+    INFO(memory);
+    const std::string out = tmp("data_" + memory + ".csv");
+    std::remove(out.c_str());
+    auto r = run_command(dop_binary() + " sweep" + saxpy + " --memory " + memory + " --configs 6 --out " + out);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("6 rows written, 0 already present, 0 invalid"));
+    // saxpy's buffers: y (65500 floats, no access given: read_write) and x (65500 floats, read). The kernel reads
+    // both (524000 bytes) and writes y (262000).
+    for (const auto& v : column(out, "data_on")) CHECK(v == (memory == "resident" ? "gpu" : "host"));
+    for (const auto& v : column(out, "in_bytes")) CHECK(v == "524000");
+    for (const auto& v : column(out, "out_bytes")) CHECK(v == "262000");
+    // The same file as swept before the data block, upgraded: the fresh sweep's columns, byte for byte.
+    const std::string old = tmp("data_old_" + memory + ".csv"), up = tmp("data_up_" + memory + ".csv");
+    { std::ofstream(old) << without_data_block(out); }
+    r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy.json") + " --memory " + memory +
+                    " --out " + up);
+    REQUIRE(r.rc == 0);
+    CHECK(dop::test::read_file(up) == dop::test::read_file(out));
+    // Rows of a workload the given set does not have are refused by name.
+    r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy_b.json") + " --out " +
+                    tmp("data_refused.csv"));
+    CHECK(r.rc == 1);
+    CHECK_THAT(r.out,
+               Catch::Contains("rows of workloads that the given set does not have") && Catch::Contains(": saxpy"));
+  }
+  // Both situations of one workload in one file are two rows per configuration, no duplicates.
+  const std::string both = tmp("data_both.csv");
+  auto r =
+      run_command(dop_binary() + " sweep merge " + both + " " + tmp("data_copy.csv") + " " + tmp("data_resident.csv"));
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("merged 12 rows from 2 datasets"));
+}
+
+TEST_CASE("dop sweep --configs N measures N configurations per workload, the corners always, the same every run") {
+  const std::string a = tmp("sampled_a.csv"), b = tmp("sampled_b.csv");
+  for (const auto& out : {a, b}) {
+    std::remove(out.c_str());
+    const auto r = run_command(dop_binary() + " sweep" + kSpecs + " --configs 8 --out " + out);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("24 rows written, 0 already present, 0 invalid"));
+  }
+  const Rows ra = read_rows(a), rb = read_rows(b);
+  CHECK(ra.keys == rb.keys);  // deterministic per workload
+  std::map<std::string, std::set<std::string>> per_workload;
+  for (const auto& k : ra.keys) {
+    const auto bar = k.find('|');
+    per_workload[k.substr(0, bar)].insert(k.substr(bar + 1));
+  }
+  REQUIRE(per_workload.size() == 3);
+  for (const auto& [w, configs] : per_workload) {
+    INFO(w);
+    CHECK(configs.size() == 8);
+    CHECK(configs.count("1|0"));  // CPU only
+    CHECK(configs.count("0|1"));  // GPU only
+    CHECK(configs.count("1|1"));  // all
+  }
+  CHECK(per_workload["saxpy"] != per_workload["saxpy_b"]);  // spread differently per workload name
 }

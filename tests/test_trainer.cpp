@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
@@ -207,7 +210,7 @@ TEST_CASE("malformed datasets are refused naming file, line and column", "[train
   std::string l1, l2;
   std::getline(in, l1);
   std::getline(in, l2);
-  refuse(good + l2 + "\n", "workload 'w0' at configuration (0, 0.125) again (first at line 2)");
+  refuse(good + l2 + "\n", "workload 'w0' (data on host) at configuration (0, 0.125) again (first at line 2)");
   refuse(replace_line(good, 12, "synth,", "other,"), "rows of several platforms (synth, other)");
   refuse("", "empty (no header line)");
   CHECK_THROWS_WITH(train::load_dataset(tmp("nope.csv")), Catch::Contains("nope.csv: cannot be read"));
@@ -231,7 +234,8 @@ TEST_CASE("invalid rows are reported and not used", "[trainer]") {
   for (const auto& p : d.problems) all += p + "\n";
   CHECK_THAT(all, Catch::Contains("invalid.csv:51: invalid row (valid = 0: wrong output), not used"));
   CHECK_THAT(all, Catch::Contains("invalid.csv:97: invalid row (valid = 0), not used"));
-  CHECK_THAT(all, Catch::Contains("workload 'w1' excluded: 0 configurations without a row, 1 invalid, of 44"));
+  CHECK_THAT(
+      all, Catch::Contains("workload 'w1' (data on host) excluded: 0 configurations without a row, 1 invalid, of 44"));
   CHECK_THAT(all, Catch::Contains("torn last line"));
   // A zero time in a valid row is an invalid measurement too.
   const auto z = train::load_dataset(write_text("zero.csv", replace_line(good_rows(1), 3, ",1,3,3,3,", ",1,0,0,0,")));
@@ -518,4 +522,160 @@ TEST_CASE("code features are joined by kernel name into a dataset swept without 
       Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
   o.features = write_text("features_ok.csv", text);
   CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o), Catch::Contains("already has code features"));
+}
+
+namespace {
+
+// `text` (a dataset of header_line()'s columns) with the data block after local_z: data_on and the bytes.
+std::string with_data_block(const std::string& text, const std::string& data_on, bool header) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool first = true;
+  long pos = 0;
+  while (std::getline(in, line)) {
+    auto f = dop::csv_split(line);
+    if (first) pos = long(std::find(f.begin(), f.end(), "local_z") - f.begin()) + 1;
+    if (first && !header) {
+      first = false;
+      continue;
+    }
+    const std::vector<std::string> block = first ? std::vector<std::string>{"data_on", "in_bytes", "out_bytes"}
+                                                 : std::vector<std::string>{data_on, "1000000", "4000"};
+    f.insert(f.begin() + pos, block.begin(), block.end());
+    first = false;
+    out += dop::csv_line(f);
+  }
+  return out;
+}
+
+// n workloads, each with its data on the host (the GPU's configurations pay a copy: the CPU wins) and on the GPU
+// (the GPU wins), every configuration or, when `keep` is given, only the configurations it keeps.
+std::string two_situations(size_t n, uint64_t seed,
+                           const std::function<bool(size_t w, double c, double g)>& keep = nullptr) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(1.0, 1.05);
+  std::string host = header_line(), gpu;
+  for (size_t w = 0; w < n; ++w)
+    for (int c = 0; c <= 4; ++c)
+      for (int g = 0; g <= 8; ++g) {
+        if (!c && !g) continue;
+        SynthRow r;
+        r.workload = "w" + std::to_string(w);
+        r.kernel = "k" + std::to_string(w % 5);
+        r.set = w % 4 == 0 ? "real" : "paper";
+        r.gx = 1024 * (w + 1);
+        r.features = {"1", "4", ""};
+        r.cpu = c / 4.0;
+        r.gpu = g / 8.0;
+        if (keep && !keep(w, r.cpu, r.gpu)) continue;
+        r.time = u(rng) * (2 - r.cpu + 3 * r.gpu);  // data on the host: (1, 0) is best
+        host += row_line(r);
+        r.time = u(rng) * (2 + r.cpu - r.gpu);  // data on the GPU: (0, 1) is best
+        gpu += row_line(r);
+      }
+  return with_data_block(host, "host", true) + with_data_block(header_line() + gpu, "gpu", false);
+}
+
+}  // namespace
+
+TEST_CASE("a workload with its data on the host and on the GPU is two decisions, kept in one fold", "[trainer]") {
+  const auto d = train::load_dataset(write_text("situations.csv", two_situations(24, 3)));
+  CHECK(d.has_data);
+  REQUIRE(d.workloads.size() == 48);
+  std::map<std::string, std::set<bool>> situations;
+  for (const auto& w : d.workloads) {
+    situations[w.name].insert(w.launch.data_on_gpu);
+    CHECK(w.launch.in_bytes == 1000000);
+    CHECK(w.launch.out_bytes == 4000);
+  }
+  for (const auto& [name, s] : situations) CHECK(s.size() == 2);
+  // The model's inputs say where the data is; a dataset without the data block trains the features it had.
+  std::set<std::string> names;
+  for (const auto& f : train::default_features(d)) names.insert(f.name);
+  for (const char* f : {"data_on_gpu", "in_bytes", "out_bytes", "gpu_recv_bytes"}) CHECK(names.count(f));
+  const auto old = train::load_dataset(synthetic_dataset("no_data_block.csv", 4, 1));
+  CHECK_FALSE(old.has_data);
+  for (const auto& w : old.workloads) CHECK_FALSE(w.launch.data_on_gpu);  // a missing data_on reads as host
+  for (const auto& f : train::default_features(old)) {
+    CHECK(f.name != "data_on_gpu");
+    CHECK(f.name != "gpu_recv_bytes");
+  }
+
+  train::TrainOptions o;
+  o.type = "gbt";
+  o.params["rounds"] = "30";
+  const auto cv = train::cross_validate(d, o, 6);
+  CHECK(cv.folds == 6);
+  REQUIRE(cv.outcomes.size() == 48);
+  std::map<std::string, std::set<int>> folds;
+  for (const auto& x : cv.outcomes) folds[d.workloads[x.workload].name].insert(x.fold);
+  for (const auto& [name, f] : folds) CHECK(f.size() == 1);  // both situations of a name in one fold
+  // Where the data is decides: held-out workloads go to the CPU with host data and to the GPU with GPU data.
+  for (const auto& x : cv.outcomes) {
+    const train::Workload& w = d.workloads[x.workload];
+    INFO(w.name << (w.launch.data_on_gpu ? " gpu" : " host"));
+    CHECK(d.configs[x.predicted].gpu == (w.launch.data_on_gpu ? 1.0 : 0.0));
+  }
+  CHECK(cv.strategies[0].perf_mean > 0.95);
+  CHECK(cv.strategies[0].perf_mean > cv.strategies[4].perf_mean + 0.2);  // no constant serves both
+}
+
+TEST_CASE("partial workloads are trained on, never evaluated, and training can sample the grid", "[trainer]") {
+  // Workloads of set paper keep 8 configurations (as dop sweep --configs 8 picks them); real ones the whole grid.
+  std::vector<double> cpu, gpu;
+  for (int c = 0; c <= 4; ++c)
+    for (int g = 0; g <= 8; ++g)
+      if (c || g) {
+        cpu.push_back(c / 4.0);
+        gpu.push_back(g / 8.0);
+      }
+  auto keep = [&](size_t w, double c, double g) {
+    if (w % 4 == 0) return true;
+    for (size_t i : dop::sample_configurations(cpu, gpu, "w" + std::to_string(w), 8))
+      if (cpu[i] == c && gpu[i] == g) return true;
+    return false;
+  };
+  const auto d = train::load_dataset(write_text("partial.csv", two_situations(20, 5, keep)));
+  REQUIRE(d.workloads.size() == 40);
+  CHECK(d.partial_workloads == 30);
+  CHECK(d.excluded_workloads == 0);
+  CHECK(train::complete_workloads(d).size() == 10);
+  train::TrainOptions o;
+  o.type = "dt";
+  const auto m = train::train(d, train::all_workloads(d), o);
+  const auto t = nlohmann::json::parse(m.training);
+  CHECK(t["workloads"] == 40);
+  CHECK(t["partial_workloads"] == 30);
+  CHECK(t["rows"] == 30 * 8 + 10 * 44);  // the measured configurations only
+  // Evaluations decide complete workloads only (they need the oracle); the partial ones train every fold.
+  const auto cv = train::cross_validate(d, o, 5);
+  CHECK(cv.outcomes.size() == 10);
+  for (const auto& x : cv.outcomes) CHECK(d.workloads[x.workload].complete);
+  // Sampling a full dataset's grid for training: 8 rows per workload.
+  const auto full = train::load_dataset(write_text("full.csv", two_situations(8, 5)));
+  o.sample_configs = 8;
+  CHECK(nlohmann::json::parse(train::train(full, train::all_workloads(full), o).training)["rows"] == 16 * 8);
+}
+
+TEST_CASE("Dopia's protocol: trained on the other sets, every workload of the test set decided", "[trainer]") {
+  const auto d = train::load_dataset(write_text("testset.csv", two_situations(16, 7)));
+  train::TrainOptions o;
+  o.type = "gbt";
+  o.params["rounds"] = "30";
+  const auto e = train::evaluate_test_set(d, o, "real");
+  size_t real = 0;
+  for (const auto& w : d.workloads) real += w.set == "real";
+  REQUIRE(real == 8);  // 4 names, both situations
+  CHECK(e.train_workloads == d.workloads.size() - real);
+  CHECK(e.outcomes.size() == real);
+  for (const auto& x : e.outcomes) CHECK(d.workloads[x.workload].set == "real");
+  REQUIRE(e.strategies.size() == 5);
+  CHECK(e.strategies[0].perf_mean > 0.95);
+  std::set<std::string> rows;
+  for (const auto& k : e.per_kernel) rows.insert(k.kernel);
+  CHECK(rows.count("k0 [data on gpu]"));
+  CHECK(rows.count("k0 [data on host]"));
+  const auto none = train::evaluate_test_set(d, o, "nope");
+  CHECK(none.outcomes.empty());
+  CHECK_THAT(none.note, Catch::Contains("no complete workload of set 'nope'"));
 }

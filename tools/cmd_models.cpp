@@ -135,9 +135,9 @@ void run_predict(const PredictFlags& f) {
 // ---------------------------------------------------------------------------------------------------------------
 
 struct TrainFlags {
-  std::string data, type = "gbt", out, header, ns, platform, platform_id, features;
+  std::string data, type = "gbt", out, header, ns, platform, platform_id, features, test_set;
   std::vector<std::string> params;
-  size_t cv = 64;
+  size_t cv = 64, sample_configs = 0;
   bool no_loko = false, json = false, no_derived = false, verbose = false;
   int gpu_units = 0, threads = 0;
   uint64_t seed = 1;
@@ -159,15 +159,18 @@ json dataset_json(const train::Dataset& d) {
           {"code_features", d.code_keys},
           {"invalid_rows", d.invalid_rows},
           {"excluded_workloads", d.excluded_workloads},
+          {"partial_workloads", d.partial_workloads},
+          {"data_columns", d.has_data},
           {"problems", d.problems}};
 }
 
 void print_dataset(const train::Dataset& d) {
   std::printf(
       "dataset %s: platform %s, %zu workloads x %zu configurations (%zu rows; %zu invalid rows, %zu "
-      "workloads excluded), %zu code features\n",
+      "workloads excluded, %zu partial), %zu code features%s\n",
       d.path.c_str(), d.platform_id.c_str(), d.workloads.size(), d.configs.size(), d.rows, d.invalid_rows,
-      d.excluded_workloads, d.code_keys.size());
+      d.excluded_workloads, d.partial_workloads, d.code_keys.size(),
+      d.has_data ? "" : "; no data columns (all host data, bytes unknown: dop sweep upgrade adds them)");
   if (d.code_keys.empty())
     std::printf(
         "note: no code features in the dataset (sweep with --features): the model sees launch features "
@@ -185,6 +188,7 @@ void run_train(const TrainFlags& f) {
   o.seed = f.seed;
   o.threads = f.threads;
   o.derived = !f.no_derived;
+  o.sample_configs = f.sample_configs;
   for (const auto& p : f.params) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + p + "' must be KEY=VALUE");
@@ -213,6 +217,11 @@ void run_train(const TrainFlags& f) {
   if (!f.no_loko) {
     const auto e = train::leave_one_kernel_out(d, o);
     out["loko"] = json::parse(train::evaluation_json(e));
+    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
+  }
+  if (!f.test_set.empty()) {
+    const auto e = train::evaluate_test_set(d, o, f.test_set);
+    out["test_set"] = json::parse(train::evaluation_json(e));
     if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
   }
   if (!f.out.empty() || !f.header.empty()) {
@@ -279,6 +288,11 @@ void add_models(CLI::App& app) {
         ->check(CLI::IsMember({"dt", "rf", "gbt", "rank", "linear"}));
     cmd->add_option("--cv", f->cv, "Folds of the cross-validation grouped by workload (default 64; 0: none)");
     cmd->add_flag("--no-loko", f->no_loko, "Skip leave-one-kernel-out over the real-world kernels");
+    cmd->add_option("--test-set", f->test_set,
+                    "Dopia's protocol: train on every other set, decide every workload of this set (e.g. real)");
+    cmd->add_option("--sample-configs", f->sample_configs,
+                    "Train on N configurations per workload, as dop sweep --configs N picks them (evaluations "
+                    "still decide the full grid; default 0: all)");
     cmd->add_option("--out", f->out, "Write the model trained on all workloads (dop-model/1 JSON)");
     cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");

@@ -49,8 +49,9 @@ std::vector<Row> load(const std::string& path, const std::string& only_set, size
         std::fprintf(stderr, "dop: warning: %s: invalid row (%s), not used\n", r.where().c_str(), m.why.c_str());
       continue;
     }
-    rows.push_back(
-        {r.str(c.workload), r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max});
+    // A workload with its data on the GPU is another decision than with its data on the host (docs/dataset.md).
+    const std::string name = r.str(c.workload) + (read_data(r, c).on_gpu ? " [data on gpu]" : "");
+    rows.push_back({name, r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max});
   }
   return rows;
 }

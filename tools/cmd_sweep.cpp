@@ -45,7 +45,25 @@ struct SweepFlags {
   DeviceFlags devices;
   std::vector<std::string> merge_inputs;
   std::string merge_out;
+  size_t configs = 0;
+  std::string upgrade_in;
 };
+
+// dop sweep upgrade: the data block (data_on, in_bytes, out_bytes) added to a dataset swept before it, from the
+// workloads of the given set (matched by name) and the memory mode it was swept in; nothing re-measured.
+void run_upgrade(const SweepFlags& f) {
+  if (f.out.empty()) throw UsageError("dop sweep upgrade needs --out NEW.csv");
+  if (f.out.size() > 3 && f.out.compare(f.out.size() - 3, 3, ".gz") == 0)
+    throw UsageError("--out " + f.out + ": writes a plain CSV (gzip it afterwards)");
+  const std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
+  if (ws.empty()) throw UsageError("dop sweep upgrade needs the workloads: --set or spec files");
+  DataBlockSource src;
+  src.data_on = data_on_name(parse_memory_mode(f.memory) == MemoryMode::resident);
+  for (const auto& w : ws) src.bytes[w.spec.name] = {w.spec.in_bytes(), w.spec.out_bytes()};
+  const size_t n = upgrade_dataset(f.upgrade_in, src, f.out);
+  std::printf("upgraded %zu rows of %s into %s (data_on %s, bytes of %zu workloads)\n", n, f.upgrade_in.c_str(),
+              f.out.c_str(), src.data_on.c_str(), ws.size());
+}
 
 // Progress on stderr: a bar with rate and ETA on a terminal, plain lines (every 5 % or 30 s) otherwise.
 class Progress {
@@ -135,6 +153,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   o.repeat = f.repeat;
   o.warmup = f.warmup;
   o.validate = !f.no_validate;
+  o.configs_per_workload = f.configs;
   o.executor.memory = parse_memory_mode(f.memory);
   for (const auto& v : f.worker_failed) add_failed_workload(v, o.failed);
   const auto sel = cl::select_devices(cl::discover(), f.devices.cpu, f.devices.gpu);
@@ -156,8 +175,10 @@ void run_sweep_cmd(const SweepFlags& f) {
   set_per_kernel(f, o);
   Progress progress;
   WorkerChannel channel(f.worker_fd);
-  std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s)\n", ws.size(),
-               o.grid.configs().size(), o.out.c_str(), o.platform_id.c_str());
+  const size_t grid = o.grid.configs().size();
+  std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s, data on the %s)\n", ws.size(),
+               f.configs > 0 ? std::min(f.configs, grid) : grid, o.out.c_str(), o.platform_id.c_str(),
+               o.executor.memory == MemoryMode::resident ? "GPU" : "host");
   const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) {
     channel.progress(w);
     progress(d, t, w);
@@ -174,20 +195,29 @@ void run_sweep_cmd(const SweepFlags& f) {
 
 }  // namespace
 
+// The workloads a sweep runs, or an upgrade matches a dataset's rows to: --set, --spec, --size, --scale.
+void add_workload_flags(CLI::App* cmd, SweepFlags& f) {
+  cmd->add_option("--set", f.set, "Workload set: paper | extended | span | real | all");
+  cmd->add_option("--spec", f.specs, "Workload spec files (in addition to --set)");
+  cmd->add_option("--size", f.size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
+  cmd->add_option("--scale", f.scale, "Size scale of the synthetic workloads (default 1)");
+}
+
 void add_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run workloads at every configuration of the grid into a CSV dataset");
   auto f = std::make_shared<SweepFlags>();
-  cmd->add_option("--set", f->set, "Workload set: paper | extended | span | real | all");
-  cmd->add_option("--spec", f->specs, "Workload spec files (in addition to --set)");
-  cmd->add_option("--size", f->size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
-  cmd->add_option("--scale", f->scale, "Size scale of the synthetic workloads (default 1)");
+  add_workload_flags(cmd, *f);
   cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");
   cmd->add_option("--shard", f->shard, "Run shard I of N (I/N)");
   cmd->add_option("--sample", f->sample, "Only N workloads, spread evenly over the set");
   cmd->add_option("--platform", f->platform, "Platform record from dop characterize (id and grid)");
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm");
+  cmd->add_option("--memory", f->memory,
+                  "auto | zero-copy | copy | resident | svm (resident: the rows' data_on is gpu, else host)");
+  cmd->add_option("--configs", f->configs,
+                  "Measure N configurations per workload: CPU only, GPU only, all, and N - 3 spread over the rest, "
+                  "the same for a workload on every run (training sets; default 0: the whole grid)");
   cmd->add_option("--bundles", f->bundles,
                   "Folder of kernel bundles (dop bundle) with the malleable GPU forms; an analysis build makes them");
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
@@ -209,8 +239,16 @@ void add_sweep(CLI::App& app) {
     const size_t n = merge_datasets(f->merge_inputs, f->merge_out);
     std::printf("merged %zu rows from %zu datasets into %s\n", n, f->merge_inputs.size(), f->merge_out.c_str());
   });
-  cmd->callback([f, merge] {
-    if (merge->parsed()) return;
+  auto* upgrade = cmd->add_subcommand(
+      "upgrade",
+      "Add the data columns (data_on, in_bytes, out_bytes) to a dataset swept before them, re-measuring nothing");
+  upgrade->add_option("in", f->upgrade_in, "Dataset to upgrade (CSV or CSV.gz)")->required();
+  add_workload_flags(upgrade, *f);  // those it was swept from
+  upgrade->add_option("--memory", f->memory, "The memory mode it was swept in (resident: data_on gpu)");
+  upgrade->add_option("--out", f->out, "Upgraded dataset to write (plain CSV)");
+  upgrade->callback([f] { run_upgrade(*f); });
+  cmd->callback([f, merge, upgrade] {
+    if (merge->parsed() || upgrade->parsed()) return;
     run_sweep_cmd(*f);
   });
 }

@@ -55,14 +55,30 @@ DatasetMeasurement read_measurement(const DatasetRowReader& r, const DatasetColu
   return m;
 }
 
+DatasetData read_data(const DatasetRowReader& r, const DatasetColumns& c) {
+  DatasetData d;
+  const std::string& on = c.data_on_of(r.row_fields());
+  if (on != data_on_name(false) && on != data_on_name(true)) r.fail(c.data_on, "'" + on + "' is not host or gpu");
+  d.on_gpu = on == data_on_name(true);
+  auto bytes = [&](size_t col) -> uint64_t {
+    if (col == kNoColumn || r.str(col).empty()) return 0;
+    const double v = r.num(col);
+    if (!(v >= 0) || v != std::floor(v) || v > 9.0e15) r.fail(col, "'" + r.str(col) + "' is not a byte count");
+    return uint64_t(v);
+  };
+  d.in_bytes = bytes(c.in_bytes);
+  d.out_bytes = bytes(c.out_bytes);
+  return d;
+}
+
 void DuplicateRowCheck::add(const DatasetRowReader& r, const DatasetColumns& c, const DatasetMeasurement& m) {
-  const std::string key =
-      dataset_row_key(r.str(c.platform_id), r.str(c.workload), dataset_number(m.cpu_util), dataset_number(m.gpu_util));
+  const std::string key = dataset_row_key(r.str(c.platform_id), r.str(c.workload), c.data_on_of(r.row_fields()),
+                                          dataset_number(m.cpu_util), dataset_number(m.gpu_util));
   const auto [it, first] = first_line_.emplace(key, r.line());
   if (!first)
-    throw DatasetError(r.where() + ": workload '" + r.str(c.workload) + "' at configuration (" +
-                       dataset_number(m.cpu_util) + ", " + dataset_number(m.gpu_util) + ") again (first at line " +
-                       std::to_string(it->second) + ")");
+    throw DatasetError(r.where() + ": workload '" + r.str(c.workload) + "' (data on " + c.data_on_of(r.row_fields()) +
+                       ") at configuration (" + dataset_number(m.cpu_util) + ", " + dataset_number(m.gpu_util) +
+                       ") again (first at line " + std::to_string(it->second) + ")");
 }
 
 }  // namespace dop

@@ -30,9 +30,17 @@ std::vector<std::string> dataset_columns(const std::vector<std::string>& feature
   std::vector<std::string> c = head_columns();
   c.insert(c.end(), feature_names.begin(), feature_names.end());
   c.insert(c.end(), dataset_launch_columns().begin(), dataset_launch_columns().end());
+  c.insert(c.end(), dataset_data_columns().begin(), dataset_data_columns().end());
   c.insert(c.end(), tail_columns().begin(), tail_columns().end());
   return c;
 }
+
+const std::vector<std::string>& dataset_data_columns() {
+  static const std::vector<std::string> c = {"data_on", "in_bytes", "out_bytes"};
+  return c;
+}
+
+const char* data_on_name(bool on_gpu) { return on_gpu ? "gpu" : "host"; }
 
 const std::vector<std::string>& dataset_launch_columns() {
   static const std::vector<std::string> c = {"work_dim", "global_size", "local_size", "num_groups", "global_x",
@@ -46,13 +54,18 @@ std::string dataset_number(double v) {
   return b;
 }
 
-std::string dataset_row_key(const std::string& platform_id, const std::string& workload, const std::string& cpu_util,
-                            const std::string& gpu_util) {
-  return platform_id + "|" + workload + "|" + cpu_util + "," + gpu_util;
+std::string dataset_row_key(const std::string& platform_id, const std::string& workload, const std::string& data_on,
+                            const std::string& cpu_util, const std::string& gpu_util) {
+  return platform_id + "|" + workload + "|" + data_on + "|" + cpu_util + "," + gpu_util;
+}
+
+const std::string& DatasetColumns::data_on_of(const std::vector<std::string>& f) const {
+  static const std::string host = data_on_name(false);
+  return data_on == kNoColumn || f[data_on].empty() ? host : f[data_on];
 }
 
 std::string DatasetColumns::row_key(const std::vector<std::string>& f) const {
-  return dataset_row_key(f[platform_id], f[workload], f[cpu_util], f[gpu_util]);
+  return dataset_row_key(f[platform_id], f[workload], data_on_of(f), f[cpu_util], f[gpu_util]);
 }
 
 DatasetColumns locate_columns(const CsvTable& t) {
@@ -76,6 +89,15 @@ DatasetColumns locate_columns(const CsvTable& t) {
   if (c.kernel >= c.launch) throw DatasetError(t.path + ":1: 'kernel' must come before the launch columns");
   c.features_begin = c.kernel + 1;
   c.features_end = c.launch;
+  // The data block (data_on, in_bytes, out_bytes) is optional: datasets swept before it read as host data with
+  // unknown buffer bytes (dop sweep upgrade adds it).
+  auto optional_col = [&](const std::string& name) {
+    const auto it = std::find(h.begin(), h.end(), name);
+    return it == h.end() ? kNoColumn : size_t(it - h.begin());
+  };
+  c.data_on = optional_col("data_on");
+  c.in_bytes = optional_col("in_bytes");
+  c.out_bytes = optional_col("out_bytes");
   c.cpu_util = col("cpu_util");
   c.gpu_util = col("gpu_util");
   c.cpu_cores = col("cpu_cores");

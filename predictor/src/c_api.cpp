@@ -44,6 +44,12 @@ dop_predictor* dop_predictor_load(const char* model_path, const char* platform_i
 int dop_predictor_predict(dop_predictor* p, const char* kernel_id, size_t n_features, const char* const* names,
                           const double* values, unsigned work_dim, const size_t* global, const size_t* local,
                           dop_decision* out) {
+  return dop_predictor_predict_data(p, kernel_id, n_features, names, values, work_dim, global, local, 0, 0, 0, out);
+}
+
+int dop_predictor_predict_data(dop_predictor* p, const char* kernel_id, size_t n_features, const char* const* names,
+                               const double* values, unsigned work_dim, const size_t* global, const size_t* local,
+                               uint64_t in_bytes, uint64_t out_bytes, int data_on_gpu, dop_decision* out) {
   try {
     if (!p || !out) return fail("dop_predictor_predict: predictor or out is NULL");
     if (n_features && (!names || !values)) return fail("dop_predictor_predict: feature names or values are NULL");
@@ -58,6 +64,9 @@ int dop_predictor_predict(dop_predictor* p, const char* kernel_id, size_t n_feat
       l.global[d] = global[d];
       l.local[d] = local[d];
     }
+    l.in_bytes = in_bytes;
+    l.out_bytes = out_bytes;
+    l.data_on_gpu = data_on_gpu != 0;
     if (kernel_id) {  // a memoised decision needs no features
       if (const auto hit = p->predictor.cached(kernel_id, l)) {
         out->cpu_util = hit->config.cpu;

@@ -117,6 +117,11 @@ const std::vector<Feature>& builtin_features() {
       builtin("gpu_items_per_unit", Source::derived, "global_size * gpu_util / gpu_units"),
       builtin("cpu_util", Source::config, "cpu_util"),
       builtin("gpu_util", Source::config, "gpu_util"),
+      // The data inputs (issue 16): where the inputs are, the buffers' bytes, and what the GPU must receive.
+      builtin("data_on_gpu", Source::launch, "data_on_gpu ? 1 : 0"),
+      builtin("in_bytes", Source::launch, "in_bytes"),
+      builtin("out_bytes", Source::launch, "out_bytes"),
+      builtin("gpu_recv_bytes", Source::derived, "gpu_util > 0 && !data_on_gpu ? in_bytes : 0"),
   };
   return all;
 }
@@ -143,6 +148,7 @@ BuiltinKind builtin_kind(int id) {
     case kGroupsPerCpuCore:
     case kCpuWaves:
     case kGpuItemsPerUnit:
+    case kGpuRecvBytes:
       return BuiltinKind::mixed;
     default:
       return BuiltinKind::constant;
@@ -158,6 +164,7 @@ Axis builtin_axis(int id) {
       return Axis::cpu;
     case kGpuUtil:
     case kGpuItemsPerUnit:
+    case kGpuRecvBytes:
       return Axis::gpu;
     default:
       return Axis::none;
@@ -217,6 +224,14 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
       return c.cpu;
     case kGpuUtil:
       return c.gpu;
+    case kDataOnGpu:
+      return l.data_on_gpu ? 1 : 0;
+    case kInBytes:
+      return double(l.in_bytes);
+    case kOutBytes:
+      return double(l.out_bytes);
+    case kGpuRecvBytes:
+      return c.gpu > 0 && !l.data_on_gpu ? double(l.in_bytes) : 0;
     default:
       throw ModelError("builtin feature id " + std::to_string(id) + " unknown");
   }

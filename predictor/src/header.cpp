@@ -90,6 +90,14 @@ std::string builtin_expr(int id) {
       return "cpu_util";
     case kGpuUtil:
       return "gpu_util";
+    case kDataOnGpu:
+      return "(data.data_on_gpu ? 1.0 : 0.0)";
+    case kInBytes:
+      return "double(data.in_bytes)";
+    case kOutBytes:
+      return "double(data.out_bytes)";
+    case kGpuRecvBytes:
+      return "(gpu_util > 0 && !data.data_on_gpu ? double(data.in_bytes) : 0.0)";
     default:
       throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
   }
@@ -227,10 +235,13 @@ std::string generate_header(const Model& m, const std::string& ns) {
       << "}\n\n";
   }
   // Feature derivation.
-  o << "/// The feature vector of one configuration. code: kNumCodeFeatures values (NaN = missing); global/local:\n"
-    << "/// work_dim sizes.\n"
-    << "inline void features(const double* code, unsigned work_dim, const unsigned long long* global,\n"
-    << "                     const unsigned long long* local, double cpu_util, double gpu_util, float* x) {\n"
+  o << "/// The launch's data: bytes of the buffers read and written (0 = unknown), inputs already on the GPU.\n"
+    << "struct LaunchData {\n  unsigned long long in_bytes, out_bytes;\n  bool data_on_gpu;\n};\n\n"
+    << "/// The feature vector of one configuration. code: kNumCodeFeatures values (NaN = missing); global/local:\n"
+    << "/// work_dim sizes; data: the launch's buffers (features() leaves them unknown: 0 bytes, on the host).\n"
+    << "inline void features_with_data(const double* code, unsigned work_dim, const unsigned long long* global,\n"
+    << "                               const unsigned long long* local, double cpu_util, double gpu_util,\n"
+    << "                               const LaunchData& data, float* x) {\n"
     << "  unsigned long long gs[3] = {1, 1, 1}, ls[3] = {1, 1, 1};\n"
     << "  for (unsigned d = 0; d < work_dim && d < 3; ++d) {\n"
     << "    gs[d] = global[d];\n"
@@ -240,7 +251,7 @@ std::string generate_header(const Model& m, const std::string& ns) {
     << "  for (int d = 0; d < 3; ++d) ng *= ls[d] ? (gs[d] + ls[d] - 1) / ls[d] : 0;\n"
     << "  const double groups = double(ng);\n"
     << "  const double cores = cpu_util > 0 ? std::clamp(std::round(cpu_util * kCpuUnits), 1.0, kCpuUnits) : 0.0;\n"
-    << "  (void)groups;\n  (void)cores;\n  (void)gpu_util;\n  (void)code;\n";
+    << "  (void)groups;\n  (void)cores;\n  (void)gpu_util;\n  (void)code;\n  (void)data;\n";
   size_t ci = 0;
   for (size_t i = 0; i < m.features.size(); ++i) {
     const Feature& f = m.features[i];
@@ -249,18 +260,26 @@ std::string generate_header(const Model& m, const std::string& ns) {
       << ");  // " << f.name << "\n";
   }
   o << "}\n\n";
+  o << "inline void features(const double* code, unsigned work_dim, const unsigned long long* global,\n"
+    << "                     const unsigned long long* local, double cpu_util, double gpu_util, float* x) {\n"
+    << "  features_with_data(code, work_dim, global, local, cpu_util, gpu_util, LaunchData{0, 0, false}, x);\n"
+    << "}\n\n";
   o << "struct Decision {\n  double cpu_util, gpu_util;\n  double predicted;\n  int index;\n};\n\n"
     << "/// Evaluates every configuration and returns the first with the highest output.\n"
-    << "inline Decision decide(const double* code, unsigned work_dim, const unsigned long long* global,\n"
-    << "                       const unsigned long long* local) {\n"
+    << "inline Decision decide_with_data(const double* code, unsigned work_dim, const unsigned long long* global,\n"
+    << "                                 const unsigned long long* local, const LaunchData& data) {\n"
     << "  float x[kNumFeatures];\n"
     << "  Decision best{0, 0, 0, -1};\n"
     << "  for (int c = 0; c < kNumConfigs; ++c) {\n"
-    << "    features(code, work_dim, global, local, kConfigCpu[c], kConfigGpu[c], x);\n"
+    << "    features_with_data(code, work_dim, global, local, kConfigCpu[c], kConfigGpu[c], data, x);\n"
     << "    const double y = double(predict(x));\n"
     << "    if (best.index < 0 || y > best.predicted) best = Decision{kConfigCpu[c], kConfigGpu[c], y, c};\n"
     << "  }\n"
     << "  return best;\n"
+    << "}\n\n"
+    << "inline Decision decide(const double* code, unsigned work_dim, const unsigned long long* global,\n"
+    << "                       const unsigned long long* local) {\n"
+    << "  return decide_with_data(code, work_dim, global, local, LaunchData{0, 0, false});\n"
     << "}\n\n"
     << "}  // namespace " << ns << "\n";
   return o.str();

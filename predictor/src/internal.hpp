@@ -25,6 +25,10 @@ enum BuiltinId : int {
   kGpuItemsPerUnit,
   kCpuUtil,
   kGpuUtil,
+  kDataOnGpu,
+  kInBytes,
+  kOutBytes,
+  kGpuRecvBytes,
   kBuiltinCount
 };
 

@@ -1,4 +1,4 @@
-// The predictor's memo (not installed): decisions by (kernel id, launch shape, argument values).
+// The predictor's memo (not installed): decisions by (kernel id, launch shape and data, argument values).
 #pragma once
 
 #include <array>
@@ -22,7 +22,7 @@ class Memo {
   explicit Memo(size_t capacity) : capacity_(capacity) {}
   bool enabled() const { return capacity_ > 0; }
 
-  /// The key of a decision: the kernel id, the launch shape and the argument values, as bytes.
+  /// The key of a decision: the kernel id, the launch shape with its data inputs and the argument values, as bytes.
   static std::string key(const std::string& kernel_id, const LaunchShape& launch, const ArgValues& args);
   /// The memoised decision of `key` (cached = true), if there is one.
   std::optional<Decision> find(const std::string& key) const;
@@ -50,6 +50,9 @@ inline std::string Memo::key(const std::string& kernel_id, const LaunchShape& l,
   k.append(reinterpret_cast<const char*>(&l.work_dim), sizeof l.work_dim);
   k.append(reinterpret_cast<const char*>(l.global.data()), sizeof l.global);
   k.append(reinterpret_cast<const char*>(l.local.data()), sizeof l.local);
+  k.append(reinterpret_cast<const char*>(&l.in_bytes), sizeof l.in_bytes);
+  k.append(reinterpret_cast<const char*>(&l.out_bytes), sizeof l.out_bytes);
+  k += l.data_on_gpu ? '\1' : '\0';
   for (const auto& [name, v] : args) {
     k += name;
     k += '=';

@@ -27,7 +27,7 @@ def _frame(header, columns):
 
 def read_dataset(path):
     """A sweep dataset (docs/dataset.md; CSV or CSV.gz) as a pandas DataFrame, read by dop's own reader: numeric
-    columns as float64 (empty fields: NaN), text columns (platform_id, workload, set, kernel, error, *_expr) as
+    columns as float64 (empty fields: NaN), text columns (platform_id, workload, set, kernel, data_on, error, *_expr) as
     str. A torn last line (a killed sweep) is dropped; malformed input raises DatasetError naming file and line."""
     return _frame(*_dop._read_dataset(str(path)))
 

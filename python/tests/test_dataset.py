@@ -10,7 +10,7 @@ import pytest
 import dop
 from conftest import MODELS
 
-TEXT_COLUMNS = {"platform_id", "workload", "set", "kernel", "error"}
+TEXT_COLUMNS = {"platform_id", "workload", "set", "kernel", "error", "data_on"}
 
 
 def read_with_csv(path):

@@ -318,6 +318,12 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
         shape.global[i] = global[i];
         shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
       }
+      // The buffers' bytes by their cl_mem flags. Where their valid copy is stays "host" (data_on_gpu false): dop
+      // runs a launch from its host copy of each buffer (residency.hpp), and its GPU executor receives the inputs
+      // from there, even where the application's own cl_mem on the GPU is current. Passing "on the GPU" needs the
+      // executor to run from the application's cl_mem (the delivery issue).
+      shape.in_bytes = spec->in_bytes();
+      shape.out_bytes = spec->out_bytes();
       const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code,
                                                                   shape, scalar_values(*spec, plan));
       d.decide_us = ms_between(t, Clock::now()) * 1e3;

@@ -51,6 +51,18 @@ size_t Spec::global_items() const {
   for (size_t g : global) n *= g;
   return n;
 }
+size_t Spec::in_bytes() const {
+  size_t n = 0;
+  for (const ArgSpec& a : args)
+    if (a.kind == ArgKind::buffer && a.access != Access::write) n += a.bytes();
+  return n;
+}
+size_t Spec::out_bytes() const {
+  size_t n = 0;
+  for (const ArgSpec& a : args)
+    if (a.kind == ArgKind::buffer && a.access != Access::read) n += a.bytes();
+  return n;
+}
 size_t Spec::work_groups() const {
   if (local.empty()) return 0;
   size_t n = 1;

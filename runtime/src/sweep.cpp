@@ -38,24 +38,36 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
   const auto sweep_start = SClock::now();
   auto secs = [](SClock::time_point a) { return std::chrono::duration<double>(SClock::now() - a).count(); };
 
-  auto configs = o.grid.configs();
-  configs.erase(
-      std::remove_if(configs.begin(), configs.end(),
-                     [&](const Config& c) { return (c.cpu > 0 && !devices.cpu) || (c.gpu > 0 && !devices.gpu); }),
-      configs.end());
+  const auto grid = o.grid.configs();
+  std::vector<double> grid_cpu, grid_gpu;
+  for (const auto& c : grid) {
+    grid_cpu.push_back(c.cpu);
+    grid_gpu.push_back(c.gpu);
+  }
+  auto runnable = [&](const Config& c) { return !((c.cpu > 0 && !devices.cpu) || (c.gpu > 0 && !devices.gpu)); };
+  // The configurations of a workload: the grid's, or configs_per_workload of them (sample_configurations).
+  auto configs_of = [&](const std::string& name) {
+    std::vector<Config> out;
+    for (size_t i : sample_configurations(grid_cpu, grid_gpu, name, o.configs_per_workload))
+      if (runnable(grid[i])) out.push_back(grid[i]);
+    return out;
+  };
+  const std::string data_on = data_on_name(o.executor.memory == MemoryMode::resident);
   SweepSummary sum;
   // One executor per kernel: consecutive workloads of the same kernel (the sizes and work-group sizes of a program)
   // rebind it, so that contexts, sub-devices and programs are built once per kernel.
   std::unique_ptr<Executor> exec;
   std::string exec_key;
-  const size_t total = workloads.size() * configs.size();
-  size_t done = 0;
+  size_t total = 0, done = 0;
+  for (const auto& w : workloads) total += configs_of(w.spec.name).size();
   for (const auto& w : workloads) {
     const Spec& s = w.spec;
+    const std::vector<Config> configs = configs_of(s.name);
     std::vector<std::string> todo_keys;
     std::vector<Config> todo;
     for (const auto& c : configs) {
-      if (done_keys.count(dataset_row_key(o.platform_id, s.name, dataset_number(c.cpu), dataset_number(c.gpu)))) {
+      if (done_keys.count(
+              dataset_row_key(o.platform_id, s.name, data_on, dataset_number(c.cpu), dataset_number(c.gpu)))) {
         ++sum.rows_skipped;
         ++done;
       } else {
@@ -81,7 +93,8 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     for (const auto& x : {std::to_string(wd), std::to_string(s.global_items()),
                           s.local.empty() ? std::string() : std::to_string(local_items),
                           s.local.empty() ? std::string() : std::to_string(s.work_groups()), dim(s.global, 0),
-                          dim(s.global, 1), dim(s.global, 2), dim(s.local, 0), dim(s.local, 1), dim(s.local, 2)})
+                          dim(s.global, 1), dim(s.global, 2), dim(s.local, 0), dim(s.local, 1), dim(s.local, 2),
+                          data_on, std::to_string(s.in_bytes()), std::to_string(s.out_bytes())})
       base.push_back(x);
 
     // One executor per kernel, rebound to each workload (programs and sub-devices built once); the reference
@@ -95,8 +108,8 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
         ExecutorOptions eo = o.executor;
         if (o.per_kernel) o.per_kernel(w, eo);
         footprint = eo.footprint;
-        const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + w.source + '\n' +
-                                eo.malleable_source + '\n' + eo.malleable_note;
+        const std::string key = s.kernel_name + '\n' + s.build_options + '\n' + w.source + '\n' + eo.malleable_source +
+                                '\n' + eo.malleable_note;
         bool rebound = false;
         if (exec && key == exec_key) {
           try {

@@ -53,6 +53,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   const std::vector<std::string>& header = table.header;
   Dataset d;
   d.path = path;
+  d.has_data = col.data_on != kNoColumn && col.in_bytes != kNoColumn && col.out_bytes != kNoColumn;
 
   std::vector<size_t> code_cols, expr_cols;
   std::set<std::string> seen;
@@ -113,11 +114,18 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     if (double(l.global_size()) != r.num(col.launch + 1))
       r.fail(col.launch + 1, "differs from global_x*global_y*global_z");
     if (double(l.local_size()) != r.num(col.launch + 2)) r.fail(col.launch + 2, "differs from local_x*local_y*local_z");
+    const DatasetData data = read_data(r, col);  // a dataset without the data block: host, bytes unknown
+    l.in_bytes = data.in_bytes;
+    l.out_bytes = data.out_bytes;
+    l.data_on_gpu = data.on_gpu;
     std::vector<double> code;
     for (size_t c : code_cols) code.push_back(r.num(c, true));
     std::map<std::string, std::string> exprs;
     for (size_t k = 0; k < expr_cols.size(); ++k) exprs[d.expr_keys[k]] = r.str(expr_cols[k]);
-    auto it = by_name.find(name);
+    // A workload is a decision instance: its name and where its data was (the same workload with its data on the
+    // host and on the GPU is two).
+    const std::string key = name + '|' + data_on_name(data.on_gpu);
+    auto it = by_name.find(key);
     if (it == by_name.end()) {
       Partial p;
       p.w.name = name;
@@ -127,14 +135,16 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       p.w.code = code;
       p.w.exprs = exprs;
       p.w.line = lineno;
-      it = by_name.emplace(name, parts.size()).first;
+      it = by_name.emplace(key, parts.size()).first;
       parts.push_back(std::move(p));
     } else {
       const Workload& w = parts[it->second].w;
       const std::string first = " (line " + std::to_string(w.line) + ")";
       if (w.kernel != r.str(col.kernel)) r.fail(col.kernel, "differs from the workload's first row" + first);
       if (w.set != r.str(col.set)) r.fail(col.set, "differs from the workload's first row" + first);
-      if (!(w.launch == l)) r.fail(col.launch, "launch shape differs from the workload's first row" + first);
+      if (!(w.launch == l))
+        r.fail(w.launch.in_bytes != l.in_bytes || w.launch.out_bytes != l.out_bytes ? col.in_bytes : col.launch,
+               "launch shape or buffer bytes differ from the workload's first row" + first);
       for (size_t k = 0; k < code.size(); ++k)
         if (!(code[k] == w.code[k] || (std::isnan(code[k]) && std::isnan(w.code[k]))))
           r.fail(code_cols[k], "code feature differs from the workload's first row" + first);
@@ -242,16 +252,21 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       else if (!p.valid[k])
         ++invalid;
     }
-    if (missing || invalid) {
+    // An invalid row (a failed or mismatching run) excludes the workload; configurations never measured (a sampled
+    // sweep, dop sweep --configs) leave it partial: trained on, never in the metrics, which need the oracle.
+    const std::string what = "workload '" + p.w.name + "' (data on " + data_on_name(p.w.launch.data_on_gpu) + ")";
+    if (invalid || C - missing < 2) {
       ++d.excluded_workloads;
-      d.problems.push_back(path + ":" + std::to_string(p.w.line) + ": workload '" + p.w.name +
-                           "' excluded: " + std::to_string(missing) + " configurations without a row, " +
+      d.problems.push_back(path + ":" + std::to_string(p.w.line) + ": " + what +
+                           " excluded: " + std::to_string(missing) + " configurations without a row, " +
                            std::to_string(invalid) + " invalid, of " + std::to_string(C));
       continue;
     }
-    size_t best = 0;
-    for (size_t k = 1; k < C; ++k)
-      if (p.w.time_ms[k] < p.w.time_ms[best]) best = k;
+    p.w.complete = missing == 0;
+    if (!p.w.complete) ++d.partial_workloads;
+    size_t best = C;
+    for (size_t k = 0; k < C; ++k)
+      if (p.row_line[k] && (best == C || p.w.time_ms[k] < p.w.time_ms[best])) best = k;
     p.w.best = best;
     d.workloads.push_back(std::move(p.w));
   }
@@ -261,6 +276,13 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
 std::vector<size_t> all_workloads(const Dataset& data) {
   std::vector<size_t> v(data.workloads.size());
   for (size_t i = 0; i < v.size(); ++i) v[i] = i;
+  return v;
+}
+
+std::vector<size_t> complete_workloads(const Dataset& data) {
+  std::vector<size_t> v;
+  for (size_t i = 0; i < data.workloads.size(); ++i)
+    if (data.workloads[i].complete) v.push_back(i);
   return v;
 }
 
@@ -288,6 +310,8 @@ std::vector<pred::Feature> default_features(const Dataset& data, bool derived) {
   for (const char* n : launch) add(n);
   if (derived)
     for (const char* n : derived_names) add(n);
+  if (data.has_data)  // where the data is and what the GPU must receive (docs/dataset.md's data block)
+    for (const char* n : {"data_on_gpu", "in_bytes", "out_bytes", "gpu_recv_bytes"}) add(n);
   add("cpu_util");
   add("gpu_util");
   return out;

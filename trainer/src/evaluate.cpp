@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -69,9 +70,7 @@ Summary summarize(const Dataset& d, const std::string& name, const std::string& 
 }
 
 size_t best_constant(const Dataset& d, const std::vector<size_t>& ws) {
-  std::vector<double> mean(d.configs.size(), 0);
-  for (size_t w : ws)
-    for (size_t c = 0; c < d.configs.size(); ++c) mean[c] += d.workloads[w].perf(c);
+  const std::vector<double> mean = detail::mean_perf(d, ws);
   return size_t(std::max_element(mean.begin(), mean.end()) - mean.begin());
 }
 
@@ -140,8 +139,39 @@ double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_
   po.cache_capacity = 0;
   const pred::Predictor p(m, po);
   const size_t bc = best_constant(d, train_ws);
-  for (size_t w : test_ws) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, fold);
+  for (size_t w : test_ws)
+    if (d.workloads[w].complete) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, fold);
   return secs;
+}
+
+// Mean normalised performance per label (a kernel, ...) of the collected outcomes: the model's, the fixed
+// baselines', the best constant's; labels in sorted order.
+std::vector<Evaluation::KernelRow> kernel_rows(const Dataset& d, const Collector& col,
+                                               const std::vector<std::string>& labels) {
+  const auto fixed = fixed_baselines(d);
+  std::map<std::string, Evaluation::KernelRow> rows;
+  auto perf_of = [&](size_t i, long c) { return c < 0 ? std::nan("") : d.workloads[col.ws[i]].perf(size_t(c)); };
+  for (size_t i = 0; i < col.ws.size(); ++i) {
+    Evaluation::KernelRow& row = rows[labels[i]];
+    row.kernel = labels[i];
+    ++row.workloads;
+    row.model += perf_of(i, long(col.model[i]));
+    row.cpu += perf_of(i, fixed[0].index);
+    row.gpu += perf_of(i, fixed[1].index);
+    row.all += perf_of(i, fixed[2].index);
+    row.best_const += perf_of(i, long(col.bestc[i]));
+  }
+  std::vector<Evaluation::KernelRow> out;
+  for (auto& [label, row] : rows) {
+    const double n = double(std::max<size_t>(1, row.workloads));
+    row.model /= n;
+    row.cpu /= n;
+    row.gpu /= n;
+    row.all /= n;
+    row.best_const /= n;
+    out.push_back(row);
+  }
+  return out;
 }
 
 std::string pct(double v) {
@@ -153,7 +183,13 @@ std::string pct(double v) {
 }  // namespace
 
 Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds) {
-  const size_t W = d.workloads.size();
+  // Folds group workloads by name: a workload measured with its data on the host and on the GPU is in one fold, so
+  // that no model decides a workload whose other situation it was trained on.
+  std::vector<std::string> names;
+  for (size_t w : complete_workloads(d)) names.push_back(d.workloads[w].name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  const size_t W = names.size();
   if (W < 2)
     throw std::invalid_argument(d.path + ": cross-validation needs at least 2 complete workloads, found " +
                                 std::to_string(W));
@@ -166,15 +202,19 @@ Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds)
   if (e.folds < folds)
     e.note = std::to_string(folds) + " folds requested, clamped to the " + std::to_string(W) +
              " workloads (leave-one-workload-out)";
-  std::vector<size_t> order = all_workloads(d);
   std::mt19937_64 rng(o.seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  std::vector<int> fold_of(W);
-  for (size_t i = 0; i < W; ++i) fold_of[order[i]] = int(i % e.folds);
+  std::shuffle(names.begin(), names.end(), rng);
+  std::map<std::string, int> fold_of_name;
+  for (size_t i = 0; i < W; ++i) fold_of_name[names[i]] = int(i % e.folds);
+  // A partial workload of a name no complete workload has is trained on in every fold.
+  auto fold_of = [&](size_t w) {
+    const auto it = fold_of_name.find(d.workloads[w].name);
+    return it == fold_of_name.end() ? -1 : it->second;
+  };
   Collector col{d, {}, {}, {}, {}};
   for (size_t f = 0; f < e.folds; ++f) {
     std::vector<size_t> tr, te;
-    for (size_t w = 0; w < W; ++w) (fold_of[w] == int(f) ? te : tr).push_back(w);
+    for (size_t w = 0; w < d.workloads.size(); ++w) (fold_of(w) == int(f) ? te : tr).push_back(w);
     e.train_seconds += fold_run(d, o, tr, te, int(f), col);
   }
   col.finish(e, "model (" + o.type + ")");
@@ -202,34 +242,50 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
       const Workload& x = d.workloads[w];
       if (x.kernel != kernels[k])
         tr.push_back(w);
-      else if (x.set == "real")
+      else if (x.set == "real" && x.complete)
         te.push_back(w);
     }
     e.train_seconds += fold_run(d, o, tr, te, int(k), col);
   }
   col.finish(e, "model (" + o.type + ")");
-  const auto fixed = fixed_baselines(d);
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    Evaluation::KernelRow row;
-    row.kernel = kernels[k];
-    auto perf_of = [&](size_t i, long c) { return c < 0 ? std::nan("") : d.workloads[col.ws[i]].perf(size_t(c)); };
-    for (size_t i = 0; i < col.ws.size(); ++i) {
-      if (col.fold[i] != int(k)) continue;
-      ++row.workloads;
-      row.model += perf_of(i, long(col.model[i]));
-      row.cpu += perf_of(i, fixed[0].index);
-      row.gpu += perf_of(i, fixed[1].index);
-      row.all += perf_of(i, fixed[2].index);
-      row.best_const += perf_of(i, long(col.bestc[i]));
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < col.ws.size(); ++i) labels.push_back(kernels[size_t(col.fold[i])]);
+  e.per_kernel = kernel_rows(d, col, labels);
+  return e;
+}
+
+Evaluation evaluate_test_set(const Dataset& d, const TrainOptions& o, const std::string& set) {
+  Evaluation e;
+  e.method = "test set '" + set + "' (trained on the other sets)";
+  e.model_type = o.type;
+  std::vector<size_t> tr, te;
+  bool host = false, gpu = false;
+  for (size_t w = 0; w < d.workloads.size(); ++w) {
+    const Workload& x = d.workloads[w];
+    if (x.set != set) {
+      tr.push_back(w);
+    } else if (x.complete) {
+      te.push_back(w);
+      (x.launch.data_on_gpu ? gpu : host) = true;
     }
-    const double n = double(std::max<size_t>(1, row.workloads));
-    row.model /= n;
-    row.cpu /= n;
-    row.gpu /= n;
-    row.all /= n;
-    row.best_const /= n;
-    e.per_kernel.push_back(row);
   }
+  if (te.empty() || tr.empty()) {
+    e.note = te.empty() ? "no complete workload of set '" + set + "'" : "no workload outside set '" + set + "'";
+    return e;
+  }
+  e.folds = 1;
+  e.train_workloads = tr.size();
+  e.note = "trained on " + std::to_string(tr.size()) + " workloads of other sets; best constant from them";
+  Collector col{d, {}, {}, {}, {}};
+  e.train_seconds = fold_run(d, o, tr, te, 0, col);
+  col.finish(e, "model (" + o.type + ")");
+  std::vector<std::string> labels;  // per kernel, and per data location when the test set has both
+  for (size_t w : col.ws) {
+    const Workload& x = d.workloads[w];
+    labels.push_back(x.kernel + (host && gpu ? std::string(" [data on ") + data_on_name(x.launch.data_on_gpu) + "]"
+                                             : std::string()));
+  }
+  e.per_kernel = kernel_rows(d, col, labels);
   return e;
 }
 
@@ -254,7 +310,7 @@ Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
   pred::PredictorOptions po;
   po.cache_capacity = 0;
   const pred::Predictor p(m, po);
-  size_t bc = best_constant(d, all_workloads(d));
+  size_t bc = best_constant(d, complete_workloads(d));
   const auto t = nlohmann::json::parse(m.training, nullptr, false);
   if (t.is_object() && t.contains("best_constant")) {
     const long i = config_index(d, t["best_constant"].value("cpu", -1.0), t["best_constant"].value("gpu", -1.0));
@@ -264,7 +320,7 @@ Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
     e.note = "best constant: chosen on this dataset (in-sample)";
   }
   Collector col{d, {}, {}, {}, {}};
-  for (size_t w = 0; w < d.workloads.size(); ++w) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, 0);
+  for (size_t w : complete_workloads(d)) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, 0);
   col.finish(e, "model (" + m.type + ")");
   return e;
 }
@@ -294,7 +350,8 @@ std::string format_evaluation(const Evaluation& e) {
     o += b;
   }
   if (!e.per_kernel.empty()) {
-    o += "per held-out kernel (mean normalised performance):\n";
+    o += e.method == "leave-one-kernel-out" ? "per held-out kernel (mean normalised performance):\n"
+                                            : "per kernel (mean normalised performance):\n";
     std::snprintf(b, sizeof b, "  %-28s %4s %7s %7s %7s %7s %7s\n", "kernel", "n", "model", "CPU", "GPU", "ALL",
                   "const");
     o += b;
@@ -317,6 +374,7 @@ std::string evaluation_json(const Evaluation& e) {
   if (e.folds_requested) j["folds_requested"] = e.folds_requested;
   j["note"] = e.note;
   j["train_seconds"] = e.train_seconds;
+  if (e.train_workloads) j["train_workloads"] = e.train_workloads;
   json st = json::array();
   for (const Summary& s : e.strategies)
     st.push_back({{"name", s.name},

@@ -19,8 +19,14 @@ struct Matrix {
 /// The platform record a model of this dataset gets.
 pred::Platform platform_of(const Dataset& data, const TrainOptions& options);
 
+/// The rows of the workloads' measured configurations (of the `sample` that sample_configurations picks, when not
+/// 0), each workload's target normalised by the best of its rows.
 Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, const std::vector<pred::Feature>& f,
-                    const pred::Platform& platform);
+                    const pred::Platform& platform, size_t sample);
+
+/// Mean normalised performance per configuration over the complete workloads among `ws` (the best constant's
+/// criterion: it needs the oracle).
+std::vector<double> mean_perf(const Dataset& data, const std::vector<size_t>& ws);
 
 /// XGBoost models (dt, rf, gbt, rank): fills model.trees, base_score, objective. When `check_rows` is not null,
 /// also returns XGBoost's predictions for those rows.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "dop/expr.hpp"
@@ -20,26 +21,58 @@ pred::Platform platform_of(const Dataset& data, const TrainOptions& o) {
   return p;
 }
 
+std::vector<size_t> training_configs(const Dataset& data, const Workload& w, size_t sample) {
+  std::vector<size_t> out;
+  if (sample == 0) {
+    for (size_t c = 0; c < data.configs.size(); ++c)
+      if (!std::isnan(w.time_ms[c])) out.push_back(c);
+    return out;
+  }
+  std::vector<double> cpu, gpu;
+  for (const auto& c : data.configs) {
+    cpu.push_back(c.cpu);
+    gpu.push_back(c.gpu);
+  }
+  for (size_t c : sample_configurations(cpu, gpu, w.name, sample))
+    if (!std::isnan(w.time_ms[c])) out.push_back(c);
+  return out;
+}
+
 Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, const std::vector<pred::Feature>& f,
-                    const pred::Platform& platform) {
+                    const pred::Platform& platform, size_t sample) {
   Matrix m;
-  const size_t C = data.configs.size();
   m.cols = f.size();
-  m.rows = workloads.size() * C;
-  m.x.resize(m.rows * m.cols);
-  m.y.resize(m.rows);
   m.group_ptr.push_back(0);
-  size_t r = 0;
+  std::vector<float> row(m.cols);
   for (size_t wi : workloads) {
     const Workload& w = data.workloads.at(wi);
     const auto code = pred::code_vector(f, w.code_features(data.code_keys), w.launch);
-    for (size_t c = 0; c < C; ++c, ++r) {
-      pred::feature_vector(f, platform, code.data(), w.launch, data.configs[c], &m.x[r * m.cols]);
-      m.y[r] = float(w.perf(c));
+    // The configurations measured (or sampled), normalised by the best of them: where the oracle was not measured,
+    // the best measured one is 1 (the target is then optimistic for that workload).
+    const std::vector<size_t> cs = training_configs(data, w, sample);
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t c : cs) best = std::min(best, w.time_ms[c]);
+    for (size_t c : cs) {
+      pred::feature_vector(f, platform, code.data(), w.launch, data.configs[c], row.data());
+      m.x.insert(m.x.end(), row.begin(), row.end());
+      m.y.push_back(float(best / w.time_ms[c]));
+      ++m.rows;
     }
-    m.group_ptr.push_back(unsigned(r));
+    m.group_ptr.push_back(unsigned(m.rows));
   }
   return m;
+}
+
+std::vector<double> mean_perf(const Dataset& data, const std::vector<size_t>& ws) {
+  std::vector<double> mean(data.configs.size(), 0);
+  size_t n = 0;
+  for (size_t w : ws) {
+    if (!data.workloads[w].complete) continue;
+    ++n;
+    for (size_t c = 0; c < mean.size(); ++c) mean[c] += data.workloads[w].perf(c);
+  }
+  for (double& m : mean) m /= double(std::max<size_t>(1, n));
+  return mean;
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -149,7 +182,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
     }
     if (!used) f.expr_key.clear();
   }
-  const detail::Matrix mx = detail::build_matrix(data, ws, m.features, m.platform);
+  const detail::Matrix mx = detail::build_matrix(data, ws, m.features, m.platform, o.sample_configs);
   if (o.type == "linear") {
     detail::train_linear(mx, params, m);
   } else {
@@ -157,10 +190,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // The best constant configuration on the training workloads (for `dop eval`'s baseline).
-  const size_t C = data.configs.size();
-  std::vector<double> mean(C, 0);
-  for (size_t w : ws)
-    for (size_t c = 0; c < C; ++c) mean[c] += data.workloads[w].perf(c) / double(ws.size());
+  const std::vector<double> mean = detail::mean_perf(data, ws);
   const size_t bc = size_t(std::max_element(mean.begin(), mean.end()) - mean.begin());
   nlohmann::ordered_json t;
   t["dataset"] = data.path;
@@ -174,6 +204,9 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   t["params"] = params;
   t["seed"] = o.seed;
   t["derived_features"] = o.derived;
+  t["partial_workloads"] =
+      size_t(std::count_if(ws.begin(), ws.end(), [&](size_t w) { return !data.workloads[w].complete; }));
+  if (o.sample_configs) t["sample_configs"] = o.sample_configs;
   t["cpu_units_from"] = "largest cpu_cores in the dataset";
   t["gpu_units_from"] = o.gpu_units > 1 ? "platform record / --gpu-units" : "unknown (1)";
   t["best_constant"] = {{"cpu", data.configs[bc].cpu}, {"gpu", data.configs[bc].gpu}, {"mean_perf", mean[bc]}};

@@ -73,27 +73,41 @@ CsvTable read_csv_table(const std::string& path, LastLine last = LastLine::keep_
 // ---------------------------------------------------------------------------------------------------------------
 
 /// The dataset's column names, in order, for a given feature list: platform_id, workload, set, kernel, the code
-/// features, the launch block, then the configuration and what was measured at it.
+/// features, the launch block, the data block, then the configuration and what was measured at it.
 std::vector<std::string> dataset_columns(const std::vector<std::string>& feature_names);
 /// The launch block: work_dim, global_size, local_size, num_groups, global_x/y/z, local_x/y/z.
 const std::vector<std::string>& dataset_launch_columns();
 
+/// The data block: data_on ("host" | "gpu": where the inputs were when the timed region began), in_bytes (bytes of
+/// the buffers the kernel reads: read and read_write arguments), out_bytes (of the buffers it writes: write and
+/// read_write arguments). A dataset without it (swept before) reads as host data with unknown bytes.
+const std::vector<std::string>& dataset_data_columns();
+/// data_on's value: "gpu" for data on the GPU (a sweep with --memory resident), else "host".
+const char* data_on_name(bool on_gpu);
+
 /// A number as the sweep writes it (printf's %.6g: "0.125", "1", "1.5e+07").
 std::string dataset_number(double value);
-/// A row's identity, which a resumed sweep skips and merge keeps once: "PLATFORM|WORKLOAD|CPU,GPU", the
-/// configuration as written.
-std::string dataset_row_key(const std::string& platform_id, const std::string& workload, const std::string& cpu_util,
-                            const std::string& gpu_util);
+/// A row's identity, which a resumed sweep skips and merge keeps once: "PLATFORM|WORKLOAD|DATA_ON|CPU,GPU", the
+/// configuration as written. A workload swept with its data on the host and on the GPU has two rows per
+/// configuration, which are no duplicates.
+std::string dataset_row_key(const std::string& platform_id, const std::string& workload, const std::string& data_on,
+                            const std::string& cpu_util, const std::string& gpu_util);
+
+/// An optional column a header lacks.
+inline constexpr size_t kNoColumn = size_t(-1);
 
 /// Where the schema's columns are in a dataset's header: the ones its readers use.
 struct DatasetColumns {
   size_t platform_id = 0, workload = 0, set = 0, kernel = 0;
   size_t features_begin = 0, features_end = 0;  ///< the code features: the columns between kernel and work_dim
   size_t launch = 0;                            ///< work_dim; launch + k holds dataset_launch_columns()[k]
+  size_t data_on = kNoColumn, in_bytes = kNoColumn, out_bytes = kNoColumn;  ///< the data block, when present
   size_t cpu_util = 0, gpu_util = 0, cpu_cores = 0;
   size_t time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, valid = 0, error = 0;
   /// dataset_row_key of a row's fields.
   std::string row_key(const std::vector<std::string>& fields) const;
+  /// A row's data_on: "host" where the column is missing or empty.
+  const std::string& data_on_of(const std::vector<std::string>& fields) const;
 };
 /// Locates them in a table's header. Throws DatasetError naming the file for a missing column ("PATH:1: no column
 /// 'NAME': not a dop sweep dataset ...") and for a launch block out of dataset order.
@@ -120,6 +134,7 @@ class DatasetRowReader {
   /// An integer in [1, 9e15].
   uint64_t size(size_t col) const;
   size_t line() const { return row_.line; }
+  const std::vector<std::string>& row_fields() const { return row_.fields; }
   std::string where() const;  ///< "PATH:LINE"
 
  private:
@@ -141,10 +156,20 @@ struct DatasetMeasurement {
 /// number in [0, 1], configuration (0, 0), valid other than 0 or 1, times that are not numbers.
 DatasetMeasurement read_measurement(const DatasetRowReader& row, const DatasetColumns& columns);
 
-/// Refuses a row measured twice: the same platform, workload and configuration as an earlier row of the table.
+/// Where a row's data was and how many bytes its buffers hold (the data block).
+struct DatasetData {
+  bool on_gpu = false;                   ///< data_on = gpu
+  uint64_t in_bytes = 0, out_bytes = 0;  ///< 0: unknown (a dataset without the columns)
+};
+/// Reads it: a missing data_on is host, missing bytes 0. Refuses (DatasetError naming file, line and column) a
+/// data_on other than host or gpu and bytes that are not a count.
+DatasetData read_data(const DatasetRowReader& row, const DatasetColumns& columns);
+
+/// Refuses a row measured twice: the same platform, workload, data location and configuration as an earlier row of
+/// the table.
 class DuplicateRowCheck {
  public:
-  /// Throws DatasetError "PATH:LINE: workload 'W' at configuration (C, G) again (first at line N)".
+  /// Throws DatasetError "PATH:LINE: workload 'W' (data on D) at configuration (C, G) again (first at line N)".
   void add(const DatasetRowReader& row, const DatasetColumns& columns, const DatasetMeasurement& m);
 
  private:
@@ -181,10 +206,29 @@ class DatasetAppender {
   std::set<std::string> existing_;
 };
 
-/// Merges datasets with identical columns into `out`: every (platform, workload, configuration) row once (the
+/// The configurations a training sweep measures of one workload when it measures `n` of the grid's (dop sweep
+/// --configs N): indices into the grid's configurations (`cpu[i]`, `gpu[i]`, grid order), sorted. Always CPU only
+/// (max, 0), GPU only (0, max) and all (max, max); the others cut in grid order into n - 3 equal strata, one from
+/// each at an offset drawn from a hash of the workload's name: deterministic per workload, every CPU level covered.
+/// n = 0 or n >= the grid: all of them.
+std::vector<size_t> sample_configurations(const std::vector<double>& cpu, const std::vector<double>& gpu,
+                                          const std::string& workload, size_t n);
+
+/// Merges datasets with identical columns into `out`: every (platform, workload, data_on, configuration) row once (the
 /// first seen wins; torn last lines are dropped). Throws naming the file whose columns differ. Returns the number of
 /// rows written.
 size_t merge_datasets(const std::vector<std::string>& inputs, const std::string& out);
+
+/// What an upgrade adds to a dataset swept before the data block: where the data was, and each workload's buffer
+/// bytes (from its spec: dop sweep upgrade collects the set's workloads).
+struct DataBlockSource {
+  std::string data_on = "host";  ///< "host" or "gpu": the memory mode the dataset was swept in
+  std::map<std::string, std::pair<uint64_t, uint64_t>> bytes;  ///< workload -> (in_bytes, out_bytes)
+};
+/// Writes `in` with the data block (data_on, in_bytes, out_bytes) after its launch block, every row's other fields
+/// as they were (plain CSV; the caller compresses). Throws DatasetError naming the file: it already has the block,
+/// it is empty, or rows of workloads the source does not know (named, up to 10). Returns the rows written.
+size_t upgrade_dataset(const std::string& in, const DataBlockSource& source, const std::string& out);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Code features (`dop features --csv`)

@@ -17,6 +17,7 @@
 #define DOP_PREDICTOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,13 @@ dop_predictor* dop_predictor_load(const char* model_path, const char* platform_i
 int dop_predictor_predict(dop_predictor* predictor, const char* kernel_id, size_t n_features,
                           const char* const* feature_names, const double* feature_values, unsigned work_dim,
                           const size_t* global, const size_t* local, dop_decision* out);
+
+/* The same with the launch's data: bytes of the buffers the kernel reads and writes (0 = unknown), and whether the
+ * GPU already holds the inputs (data_on_gpu != 0). dop_predictor_predict passes 0, 0, 0. */
+int dop_predictor_predict_data(dop_predictor* predictor, const char* kernel_id, size_t n_features,
+                               const char* const* feature_names, const double* feature_values, unsigned work_dim,
+                               const size_t* global, const size_t* local, uint64_t in_bytes, uint64_t out_bytes,
+                               int data_on_gpu, dop_decision* out);
 
 /* The model's code features: their number, and the key of the i-th (NULL when out of range). */
 size_t dop_predictor_num_code_features(const dop_predictor* predictor);

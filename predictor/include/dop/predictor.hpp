@@ -37,11 +37,16 @@ class ModelError : public std::runtime_error {
 /// A degree-of-parallelism configuration (dop/config.hpp): the predictor decides in the runtime's own type.
 using Config = dop::Config;
 
-/// An NDRange launch: dimensions, global and local sizes (1 for unused dimensions).
+/// An NDRange launch: dimensions, global and local sizes (1 for unused dimensions), and the data it moves: the bytes
+/// of the buffers the kernel reads and writes (0 = unknown) and whether the inputs' valid copy is already on the GPU.
+/// Models trained on datasets with data columns (docs/dataset.md) use the data inputs; older models ignore them.
 struct LaunchShape {
   unsigned work_dim = 1;
   std::array<uint64_t, 3> global{1, 1, 1};
   std::array<uint64_t, 3> local{1, 1, 1};
+  uint64_t in_bytes = 0;     ///< buffers read (read and read_write arguments): what a device must receive
+  uint64_t out_bytes = 0;    ///< buffers written (write and read_write arguments): what must come back
+  bool data_on_gpu = false;  ///< the GPU already holds the inputs (resident data), so it receives nothing
   uint64_t global_size() const { return global[0] * global[1] * global[2]; }
   uint64_t local_size() const { return local[0] * local[1] * local[2]; }
   /// Work-groups: the product over dimensions of ceil(global / local).
@@ -51,7 +56,8 @@ struct LaunchShape {
   static LaunchShape parse(const std::string& global, const std::string& local);
   std::string str() const;  ///< "1024x1024/16x16"
   bool operator==(const LaunchShape& o) const {
-    return work_dim == o.work_dim && global == o.global && local == o.local;
+    return work_dim == o.work_dim && global == o.global && local == o.local && in_bytes == o.in_bytes &&
+           out_bytes == o.out_bytes && data_on_gpu == o.data_on_gpu;
   }
 };
 
@@ -230,6 +236,7 @@ class Predictor {
 ///   float NS::predict(const float* x);                         // one feature vector (NS::kFeatureNames order)
 ///   NS::Decision NS::decide(const double* code, unsigned work_dim, const unsigned long long* global,
 ///                           const unsigned long long* local);  // best configuration
+///   NS::Decision NS::decide_with_data(..., const NS::LaunchData& data);  // with in/out bytes, data on the GPU
 std::string generate_header(const Model& model, const std::string& name_space);
 
 }  // namespace dop::pred

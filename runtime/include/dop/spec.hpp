@@ -86,6 +86,11 @@ struct Spec {
   size_t work_dim() const { return global.size(); }
   size_t global_items() const;
   size_t work_groups() const;  ///< 0 if local is empty
+  /// Bytes of the buffers the kernel reads (access read or read_write: a device must receive them) and of those it
+  /// writes (write or read_write: they come back). A buffer whose spec gives no access is read_write (the default),
+  /// so it counts in both, as the runtime treats it.
+  size_t in_bytes() const;
+  size_t out_bytes() const;
 };
 
 /// Parses a spec from JSON text. `path` is used in messages and to resolve the kernel file. Checks everything that

@@ -27,6 +27,10 @@ struct SweepOptions {
   int warmup = 1;        ///< untimed runs per configuration
   int repeat = 5;        ///< timed runs per configuration (median, min, max recorded)
   bool validate = true;  ///< check the first timed run of every configuration against the reference
+  /// Configurations measured per workload: 0 = the whole grid; N = sample_configurations (dop/dataset.hpp) of it,
+  /// the three corners and N - 3 spread over the rest, deterministic per workload name (training sets that must fit
+  /// the device budget; evaluation sets keep the whole grid).
+  size_t configs_per_workload = 0;
   ExecutorOptions executor;
   /// Static code features per kernel, joined into the rows by code_feature_key (from `dop features --csv`). Every
   /// workload must have an entry when the table has feature columns.

@@ -79,6 +79,10 @@ pred::Decision Executor::Impl::decide(const std::vector<ArgData>& args) const {
     shape.global[d] = spec.global[d];
     shape.local[d] = local[d];
   }
+  // The data inputs: the spec's buffer bytes, and whether the GPU holds the inputs already (resident data).
+  shape.in_bytes = spec.in_bytes();
+  shape.out_bytes = spec.out_bytes();
+  shape.data_on_gpu = opt.memory == MemoryMode::resident;
   const pred::ArgValues values = integer_scalars(spec, args);
   const std::string id =
       opt.model->kernel_id.empty() ? spec.kernel_file + ":" + spec.kernel_name : opt.model->kernel_id;

@@ -30,11 +30,14 @@ struct Workload {
   std::string name, set, kernel;
   std::vector<double> code;                  ///< Dataset::code_keys order; NaN = missing
   std::map<std::string, std::string> exprs;  ///< Dataset::expr_keys -> expression text (may be empty)
-  pred::LaunchShape launch;
-  std::vector<double> time_ms;  ///< median time per configuration, Dataset::configs order
-  size_t best = 0;              ///< the fastest configuration (the first of equal times)
+  pred::LaunchShape launch;     ///< with its data: in_bytes, out_bytes, data_on_gpu (the dataset's data block)
+  std::vector<double> time_ms;  ///< median time per configuration, Dataset::configs order; NaN: not measured
+  size_t best = 0;              ///< the fastest measured configuration (the first of equal times)
   size_t line = 0;              ///< line of its first row in the file
-  /// Normalised performance of configuration c: best time / time (1 for the best).
+  /// Every configuration measured (the oracle is known): only complete workloads are evaluated; partial ones (a
+  /// sampled sweep, dop sweep --configs) are trained on.
+  bool complete = true;
+  /// Normalised performance of configuration c: best measured time / time (1 for the best; NaN if not measured).
   double perf(size_t c) const { return time_ms[best] / time_ms[c]; }
   pred::CodeFeatures code_features(const std::vector<std::string>& code_keys) const;
 };
@@ -45,12 +48,16 @@ struct Dataset {
   std::vector<std::string> code_keys;  ///< numeric code-feature columns, in file order
   std::vector<std::string> expr_keys;  ///< expression columns among the code features (names ending in _expr)
   std::vector<double> cpu_levels, gpu_levels;
-  std::vector<Config> configs;        ///< the grid in model order (CPU major), without (0, 0)
-  int cpu_units = 1;                  ///< the largest cpu_cores of any row (cores at cpu_util = 1)
-  std::vector<Workload> workloads;    ///< complete workloads only (a valid row for every configuration)
+  std::vector<Config> configs;  ///< the grid in model order (CPU major), without (0, 0)
+  int cpu_units = 1;            ///< the largest cpu_cores of any row (cores at cpu_util = 1)
+  /// Workloads by (name, data_on): a workload swept with its data on the host and on the GPU is two, of one name.
+  /// Complete ones (a valid row for every configuration) and partial ones (some never measured; trained on only).
+  std::vector<Workload> workloads;
+  bool has_data = false;              ///< the data block (data_on, in_bytes, out_bytes) is in the file
   size_t rows = 0;                    ///< data rows read
   size_t invalid_rows = 0;            ///< rows with valid = 0 or an unusable time (reported, not used)
-  size_t excluded_workloads = 0;      ///< workloads without a valid row for every configuration
+  size_t excluded_workloads = 0;      ///< workloads with an invalid row, or fewer than 2 configurations measured
+  size_t partial_workloads = 0;       ///< workloads with configurations never measured (in `workloads`)
   std::vector<std::string> problems;  ///< one line per invalid row and excluded workload, with file:line
 };
 
@@ -69,11 +76,14 @@ struct LoadOptions {
 /// `problems`, never used; workloads left without a valid time for every configuration are excluded and reported.
 Dataset load_dataset(const std::string& path, const LoadOptions& options = {});
 
-/// Indices of all workloads.
+/// Indices of all workloads (complete and partial: what a model is trained on).
 std::vector<size_t> all_workloads(const Dataset& data);
+/// Indices of the complete workloads (what evaluations decide).
+std::vector<size_t> complete_workloads(const Dataset& data);
 
 /// The model inputs for a dataset: its numeric code features (with their expression columns), work_dim,
-/// global_size, local_size, num_groups, the per-dimension sizes, the derived launch features (when `derived`), and
+/// global_size, local_size, num_groups, the per-dimension sizes, the derived launch features (when `derived`), the
+/// data features data_on_gpu, in_bytes, out_bytes, gpu_recv_bytes (when the dataset has the data block), and
 /// cpu_util, gpu_util.
 std::vector<pred::Feature> default_features(const Dataset& data, bool derived = true);
 
@@ -86,6 +96,10 @@ struct TrainOptions {
   uint64_t seed = 1;    ///< sampling (rf, gbt) and fold assignment
   bool derived = true;  ///< include the derived launch features
   int gpu_units = 1;    ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+  /// Train on only this many configurations per workload, chosen by sample_configurations (dop/dataset.hpp), the
+  /// rule of dop sweep --configs, and normalised by the best of them: what a sampled training sweep would give.
+  /// Evaluations still decide the full grid. 0: every measured configuration.
+  size_t sample_configs = 0;
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
@@ -140,7 +154,8 @@ struct Evaluation {
     double model = 0, cpu = 0, gpu = 0, all = 0, best_const = 0;
   };
   std::vector<KernelRow> per_kernel;
-  double train_seconds = 0;  ///< total training time over folds
+  double train_seconds = 0;    ///< total training time over folds
+  size_t train_workloads = 0;  ///< a test-set evaluation: the workloads the model was trained on
 };
 
 /// k-fold cross-validation grouped by workload (all configurations of a workload in the same fold): each fold is
@@ -151,6 +166,12 @@ Evaluation cross_validate(const Dataset& data, const TrainOptions& options, size
 /// Leave-one-kernel-out over the workloads of set "real": for each kernel name, a model trained on every workload
 /// of other kernels predicts that kernel's real workloads. Empty (note says why) when there are none.
 Evaluation leave_one_kernel_out(const Dataset& data, const TrainOptions& options);
+
+/// Dopia's protocol: a model trained on every workload not of set `set` (the synthetic sets; partial ones too)
+/// decides every complete workload of `set`, at every size and data location present; the best constant is chosen
+/// on the training workloads. per_kernel: one row per kernel (and data location, when the set has both). Empty (note
+/// says why) when the set or the rest is empty.
+Evaluation evaluate_test_set(const Dataset& data, const TrainOptions& options, const std::string& set);
 
 /// A trained model on a dataset (no training): the model's decisions through the predictor. The dataset must
 /// match the model (platform, grid, code features), otherwise pred::ModelError says what differs. `best_constant`
