@@ -2,7 +2,7 @@
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, trial, realset, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
@@ -96,6 +96,20 @@ for exp in "$@"; do
             --out "$OUT/$f" 2>&1 | tail -2
           echo "$f: $(($(date +%s) - t1)) s"
         done
+      done
+      ;;
+    span)  # issue 16's training sweep: the span set (SPAN_SAMPLE workloads spread over it, SPAN_CONFIGS configurations
+      # each, the three corners always) in each memory situation of SPAN_MEMORY, one resumable file each (as realset)
+      bundles=()
+      [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
+      for mem in ${SPAN_MEMORY:-copy resident}; do
+        f=span-$mem.csv
+        [ -f ".device/data/$f" ] && cp ".device/data/$f" "$OUT/$f"
+        t1=$(date +%s)
+        timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span --sample "${SPAN_SAMPLE:-160}" --configs "${SPAN_CONFIGS:-12}" \
+          --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" --platform-id h100-xeon16 \
+          "${bundles[@]}" --out "$OUT/$f" 2>&1 | tail -2
+        echo "$f: $(($(date +%s) - t1)) s, $(($(wc -l <"$OUT/$f") - 1)) rows"
       done
       ;;
     apps)  # benchmarks/apps/ natively on the GPU and the CPU and under dop exec (auto with the platform's model and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kernel bundles (dop-bundle/1: the malleable GPU forms, made with Clang on an analysis machine) of every kernel the
-# sweep runs (the synthetic paper set's programs and kernels/), for `dop sweep --bundles DIR` on a runtime-only
+# sweep runs (the synthetic paper and span sets' programs and kernels/), for `dop sweep --bundles DIR` on a runtime-only
 # machine such as the lent H100 host:
 #   bash benchmarks/device/make_bundles.sh .device/bundles [build/bin/dop]
 set -euo pipefail
@@ -11,6 +11,7 @@ mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 $dop synth emit --all --set paper --out "$tmp" >/dev/null
+$dop synth emit --all --set span --out "$tmp" >/dev/null
 n=0
 for f in "$tmp"/*.cl kernels/*/*.cl; do
   for k in $($dop features "$f" --csv | tail -n +2 | cut -d, -f2); do
