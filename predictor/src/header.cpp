@@ -90,6 +90,11 @@ std::string builtin_expr(int id) {
       return "cpu_util";
     case kGpuUtil:
       return "gpu_util";
+    case kEstMs:
+    case kEstRel:
+      throw ModelError(
+          "generate_header: the header does not compute the estimate features (est_ms, est_rel): "
+          "export a model trained without them (dop train --no-estimate)");
     default:
       throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
   }

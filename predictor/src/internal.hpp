@@ -25,6 +25,8 @@ enum BuiltinId : int {
   kGpuItemsPerUnit,
   kCpuUtil,
   kGpuUtil,
+  kEstMs,  // the analytic estimate (estimate.hpp): reads code features, so builtin_value does not compute it
+  kEstRel,
   kBuiltinCount
 };
 
@@ -46,5 +48,7 @@ double builtin_value(int id, const LaunchShape& launch, const Platform& platform
 double builtin_value(int id, const LaunchShape& launch, double num_groups, const Platform& platform,
                      const Config& config);
 double cpu_cores_of(double cpu_util, int cpu_units);
+/// The estimate features (est_ms, est_rel): they read code features, so builtin_value does not compute them.
+inline bool is_estimate(int id) { return id == kEstMs || id == kEstRel; }
 
 }  // namespace dop::pred

@@ -24,7 +24,8 @@ class WalkScorer final : public Scorer {
     int32_t left = -1;    // the right child is left + 1
     uint32_t kind = 0;
   };
-  enum : uint32_t { kLeaf, kSharedRight, kSharedLeft, kConfig, kLevel };  // kShared*: where a missing value goes
+  // kShared*, kLevel*: where a missing value goes (only the estimate's level values can be missing: all or none).
+  enum : uint32_t { kLeaf, kSharedRight, kSharedLeft, kConfig, kLevelRight, kLevelLeft };
 
   Layout layout_;
   std::vector<uint64_t> walk_masks;  // kConfig: the configurations that go left
@@ -35,6 +36,8 @@ class WalkScorer final : public Scorer {
   std::vector<size_t> walk_level_offset;  // start of each level feature's table, then the total
   size_t walk_level_table_size = 0;
   std::vector<uint64_t> cpu_level_mask, gpu_level_mask;  // configurations at each level
+  std::vector<uint64_t> config_mask;                     // the estimate's "levels": one configuration each
+  bool uses_estimate = false;
   size_t walk_max_nodes = 0;
   uint64_t all_configs = 0;
 };
@@ -51,6 +54,7 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
   for (size_t c = 0; c < C; ++c) {
     cpu_level_mask[layout_.cpu_level[c]] |= uint64_t(1) << c;
     gpu_level_mask[layout_.gpu_level[c]] |= uint64_t(1) << c;
+    config_mask.push_back(uint64_t(1) << c);
   }
   std::vector<int> level_slot(model.features.size(), -1);
   std::vector<bool> shared_used(model.features.size(), false);
@@ -97,7 +101,8 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
         n.slot = int32_t(walk_masks.size());
         walk_masks.push_back(mask);
       } else {
-        n.kind = kLevel;
+        n.kind = t.default_left[i] ? kLevelLeft : kLevelRight;
+        uses_estimate |= is_estimate(id);
         if (level_slot[size_t(f)] < 0) {
           level_slot[size_t(f)] = int(walk_level_features.size());
           walk_level_features.push_back(f);
@@ -132,16 +137,22 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
   value.resize(walk_level_table_size);
   prefix.resize(walk_level_table_size);
   const size_t* offset = walk_level_offset.data();
+  thread_local std::vector<double> est_ms, est_rel;
+  thread_local std::vector<uint8_t> missing;
+  missing.assign(walk_level_features.size(), 0);
+  if (uses_estimate) layout_.estimates(code, l, est_ms, est_rel);
   for (size_t k = 0; k < walk_level_features.size(); ++k) {
     const int f = walk_level_features[k];
     const Axis a = layout_.axis[size_t(f)];
+    const int id = layout_.builtin[size_t(f)];
     const size_t L = layout_.levels(a);
     float* v = value.data() + offset[k];
     uint64_t* pm = prefix.data() + offset[k];
-    const auto& masks = a == Axis::cpu ? cpu_level_mask : gpu_level_mask;
-    // Insertion sort of (value, level mask) pairs: a handful of levels.
+    const auto& masks = a == Axis::cpu ? cpu_level_mask : a == Axis::gpu ? gpu_level_mask : config_mask;
+    const double* est = id == kEstMs ? est_ms.data() : est_rel.data();
+    // Insertion sort of (value, level mask) pairs: a handful of levels (the configurations for the estimate).
     for (size_t lv = 0; lv < L; ++lv) {
-      const float x_lv = static_cast<float>(layout_.level_value(layout_.builtin[size_t(f)], l, groups, a, lv));
+      const float x_lv = static_cast<float>(is_estimate(id) ? est[lv] : layout_.level_value(id, l, groups, a, lv));
       const uint64_t m_lv = masks[lv];
       size_t j = lv;
       for (; j > 0 && v[j - 1] > x_lv; --j) {
@@ -159,6 +170,7 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
     }
     v[L] = std::numeric_limits<float>::infinity();
     pm[L] = p;
+    missing[k] = std::isnan(v[0]);  // the estimate of a launch it knows nothing of: every value is missing
   }
   sums.assign(C, model.base_score);
   float* acc = sums.data();
@@ -190,6 +202,8 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
         uint64_t lm;
         if (nd.kind == kConfig) {
           lm = m & walk_masks[size_t(nd.slot)];
+        } else if (missing[size_t(nd.slot)]) {
+          lm = nd.kind == kLevelLeft ? m : 0;
         } else {
           // The configurations whose level value is below the threshold: the levels before the first value
           // >= threshold in increasing order; all of them at the sentinel.

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,6 +87,9 @@ struct TrainOptions {
   uint64_t seed = 1;    ///< sampling (rf, gbt) and fold assignment
   bool derived = true;  ///< include the derived launch features
   int gpu_units = 1;    ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+  /// The platform figures of the analytic estimate (PlatformFigures::from_record): with them the model gets the
+  /// features est_ms and est_rel and carries the figures in its file (docs/models.md, "Estimate").
+  std::optional<pred::PlatformFigures> estimate;
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
