@@ -72,7 +72,8 @@ Model estimate_model() {
                 builtin_named("cpu_util"),
                 builtin_named("gpu_util"),
                 builtin_named("est_ms"),
-                builtin_named("est_rel")};
+                builtin_named("est_rel"),
+                builtin_named("est_best_ms")};
   Tree t;
   t.feature = {5, -1, -1};
   t.threshold = {1.0001f, 0, 0};
@@ -195,6 +196,7 @@ TEST_CASE("the predictor's estimate features are the estimate", "[estimate]") {
     const double est = estimate_ms(*m.platform.figures, in, c, kCores);
     CHECK(x[4] == static_cast<float>(est));
     CHECK(x[5] == static_cast<float>(est / best));
+    CHECK(x[6] == static_cast<float>(best));
   }
   // The tree scores the estimate's best configuration 1: the predictor picks it, by the fast path too.
   std::vector<double> fast(m.configs().size()), ref(fast.size());

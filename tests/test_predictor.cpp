@@ -117,6 +117,7 @@ Model estimate_base_model() {
   m.features[1].key = "arith_float";
   m.features.push_back(builtin_named("est_ms"));
   m.features.push_back(builtin_named("est_rel"));
+  m.features.push_back(builtin_named("est_best_ms"));
   m.platform.figures = PlatformFigures::from_record("{}", "defaults");
   return m;
 }

@@ -277,8 +277,9 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   std::copy(gpu_static.begin(), gpu_static.end(), gpu);
   if (uses_estimate) {
     layout_.estimates(code, l, s.est_ms, s.est_rel);
-    s.both.assign(C * W, ~uint64_t(0));
+    s.both.resize(C * W);
   }
+  bool rows_set = false;  // the first per-configuration feature writes the configurations' vectors, later ones AND
   // Launch-dependent level features: levels in increasing value, a running vector of the false nodes so far. The
   // estimate's "levels" are the configurations, its vectors configuration-major.
   for (const LevelFeature& lf : level_features) {
@@ -315,14 +316,18 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
       const size_t e = lf.nodes.false_count(static_cast<float>(s.level_values[lv]));
       if (e > k) lf.nodes.apply_first(run, k, e, one_word);
       k = std::max(k, e);
-      if (both) {
+      if (both && rows_set) {
         uint64_t* b = s.both.data() + lv * W;
         for (size_t w = 0; w < W; ++w) b[w] &= run[w];
+      } else if (both) {
+        std::copy(run, run + W, s.both.data() + lv * W);
       } else {
         for (size_t w = 0; w < W; ++w) dest[w * L + lv] &= run[w];
       }
     }
+    rows_set |= both;
   }
+  if (uses_estimate && !rows_set) std::fill(s.both.begin(), s.both.end(), ~uint64_t(0));
   const uint64_t* both = uses_estimate ? s.both.data() : nullptr;
   // Exit leaves per configuration (CPU level major, GPU level minor, as configs()) and tree; sums in tree order.
   s.acc.assign(C, model.base_score);

@@ -43,6 +43,7 @@ DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double c
   const double compute =
       (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
+  c.rate = 1 / c.per_item_s;
   c.overhead_s = f.cpu_launch_us * 1e-6;
   return c;
 }
@@ -65,20 +66,8 @@ DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double g
     c.per_item_s += in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
     c.overhead_s += (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
   }
+  c.rate = 1 / c.per_item_s;
   return c;
-}
-
-double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
-  const double alone_cpu = cpu.used() ? items * cpu.per_item_s + cpu.overhead_s : INFINITY;
-  const double alone_gpu = gpu.used() ? items * gpu.per_item_s + gpu.overhead_s : INFINITY;
-  double t = std::min(alone_cpu, alone_gpu);
-  if (cpu.used() && gpu.used()) {
-    // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
-    const double rc = 1 / cpu.per_item_s, rg = 1 / gpu.per_item_s;
-    const double both = (items + rc * cpu.overhead_s + rg * gpu.overhead_s) / (rc + rg);
-    if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);
-  }
-  return t * 1e3;
 }
 
 double estimate_ms(const PlatformFigures& f, const EstimateInputs& in, const Config& config, int cpu_units) {

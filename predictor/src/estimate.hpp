@@ -3,6 +3,7 @@
 // get it as the derived features est_ms and est_rel and learn what it misses (docs/models.md, "Estimate").
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,7 @@ struct EstimateInputs {
 /// no rate (per_item = +inf).
 struct DeviceCost {
   double per_item_s = std::numeric_limits<double>::infinity();
+  double rate = 0;  ///< work-items per second: 1 / per_item_s
   double overhead_s = 0;
   bool used() const { return std::isfinite(per_item_s); }
 };
@@ -42,8 +44,19 @@ DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double c
 /// The GPU's cost at fraction `gpu` of its compute units (0: unused).
 DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
 /// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
-/// would be empty sits out (as the runtime's dynamic distribution does).
-double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items);
+/// would be empty sits out (as the runtime's dynamic distribution does). Inline: the predictor calls it for every
+/// configuration of a decision.
+inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
+  const double alone_cpu = cpu.used() ? items * cpu.per_item_s + cpu.overhead_s : INFINITY;
+  const double alone_gpu = gpu.used() ? items * gpu.per_item_s + gpu.overhead_s : INFINITY;
+  double t = std::min(alone_cpu, alone_gpu);
+  if (cpu.used() && gpu.used()) {
+    // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
+    const double both = (items + cpu.rate * cpu.overhead_s + gpu.rate * gpu.overhead_s) / (cpu.rate + gpu.rate);
+    if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);
+  }
+  return t * 1e3;
+}
 
 /// The estimate of one configuration's time in ms: combined_ms(cpu_cost(cores), gpu_cost(config.gpu)), with
 /// cores = cpu_cores_of(config.cpu, cpu_units). NaN when the inputs are not known().

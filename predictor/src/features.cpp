@@ -88,7 +88,8 @@ const char* source_name(Source s) {
 
 namespace {
 const char* kEstMsDefinition = "analytic estimate of the configuration's time in ms (docs/models.md, Estimate)";
-const char* kEstRelDefinition = "est_ms / least est_ms of configurations (1, 0), (0, 1), (1, 1)";
+const char* kEstRelDefinition = "est_ms / est_best_ms";
+const char* kEstBestDefinition = "least est_ms of configurations (1, 0), (0, 1), (1, 1)";
 
 Feature builtin(const char* name, Source s, const char* def) {
   Feature f;
@@ -123,6 +124,7 @@ const std::vector<Feature>& builtin_features() {
       builtin("gpu_util", Source::config, "gpu_util"),
       builtin("est_ms", Source::derived, kEstMsDefinition),
       builtin("est_rel", Source::derived, kEstRelDefinition),
+      builtin("est_best_ms", Source::derived, kEstBestDefinition),
   };
   return all;
 }
@@ -230,6 +232,7 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
       return c.gpu;
     case kEstMs:
     case kEstRel:
+    case kEstBestMs:
       throw ModelError("builtin feature '" + builtin_features()[size_t(id)].name +
                        "' reads code features: feature_vector computes it");
     default:
@@ -261,7 +264,7 @@ void feature_vector(const std::vector<Feature>& features, const Platform& p, con
       best = best_estimate_ms(*p.figures, in, p.cpu_units);
       have_estimate = true;
     }
-    out[i] = static_cast<float>(id == kEstMs ? est : est / best);
+    out[i] = static_cast<float>(id == kEstMs ? est : id == kEstRel ? est / best : best);
   }
 }
 

@@ -92,8 +92,9 @@ std::string builtin_expr(int id) {
       return "gpu_util";
     case kEstMs:
     case kEstRel:
+    case kEstBestMs:
       throw ModelError(
-          "generate_header: the header does not compute the estimate features (est_ms, est_rel): "
+          "generate_header: the header does not compute the estimate features (est_*): "
           "export a model trained without them (dop train --no-estimate)");
     default:
       throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");

@@ -30,6 +30,11 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
   estimate_keys = dop::pred::estimate_keys(model.features);
 }
 
+double Layout::best_estimate(const double* code, const LaunchShape& l) const {
+  if (!model.platform.figures) return std::nan("");
+  return best_estimate_ms(*model.platform.figures, estimate_inputs(estimate_keys, code, l), model.platform.cpu_units);
+}
+
 void Layout::estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
                        std::vector<double>& est_rel) const {
   const size_t C = configs.size();

@@ -45,12 +45,15 @@ struct Layout {
   /// level, the combination once per configuration.
   void estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
                  std::vector<double>& est_rel) const;
+  /// est_best_ms of one decision.
+  double best_estimate(const double* code, const LaunchShape& l) const;
 
   /// The value of feature f, one that the configurations share (Axis::none).
   float shared_value(int f, const double* code, const LaunchShape& l, double groups) const {
     const int id = builtin[size_t(f)];
-    return id < 0 ? static_cast<float>(code[code_index[size_t(f)]])
-                  : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
+    return id < 0             ? static_cast<float>(code[code_index[size_t(f)]])
+           : id == kEstBestMs ? static_cast<float>(best_estimate(code, l))
+                              : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
   }
   Config level_config(Axis a, size_t level) const {
     return a == Axis::cpu ? Config{model.cpu_levels[level], 0} : Config{0, model.gpu_levels[level]};

@@ -114,7 +114,7 @@ pred::Model shell(const Dataset& data, const TrainOptions& o) {
   m.features = default_features(data, o.derived);
   if (o.estimate)
     for (const auto& b : pred::builtin_features())
-      if (b.name == "est_ms" || b.name == "est_rel") m.features.push_back(b);
+      if (b.name == "est_rel" || b.name == "est_best_ms") m.features.push_back(b);
   return m;
 }
 
