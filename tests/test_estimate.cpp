@@ -172,10 +172,13 @@ TEST_CASE("the estimate's inputs come from the code features and the launch", "[
   CHECK(in.bytes_per_item == 120);
   CHECK(in.float_ops_per_item == (3 + 7 * 1) * 10);  // a math builtin costs 8 operations
   CHECK(in.int_ops_per_item == 40);
-  // Without a byte count: 4 bytes per operation, the loops once.
+  // Without a byte count: 4 bytes per operation, the loops once; the buffers' bytes when the launch knows them.
   const double without[] = {2, 1, std::nan(""), 3, 4, 0};
   in = estimate_inputs(k, without, l);
-  CHECK(in.bytes_per_item == 12);
+  CHECK(in.traffic_per_item() == 12);
+  in.in_bytes = 16384 * 16;
+  in.out_bytes = 16384 * 4;
+  CHECK(in.traffic_per_item() == 20);
   CHECK(in.float_ops_per_item == 3);
   CHECK(in.known());
   // Nothing of the memory: unknown.

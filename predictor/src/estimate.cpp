@@ -13,7 +13,7 @@ namespace {
 constexpr double kGiga = 1e9;
 // A work-item that moves nothing and computes nothing still costs something: keeps rates finite.
 constexpr double kMinItemSeconds = 1e-15;
-// Bytes of one memory operation when the analysis gives no byte count (4-byte elements).
+// Bytes of one memory operation (4-byte elements), to tell how often the loops run (EstimateInputs for traffic).
 constexpr double kBytesPerMemOp = 4;
 // A math builtin (arith_special: sqrt, exp, sin, ...) costs this many arithmetic operations.
 constexpr double kSpecialOpCost = 8;
@@ -39,7 +39,7 @@ double cpu_bandwidth_gbs(const PlatformFigures& f, double cores) {
 DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores) {
   DeviceCost c;
   if (!(cores > 0)) return c;
-  const double memory = in.bytes_per_item / (cpu_bandwidth_gbs(f, cores) * kGiga);
+  const double memory = in.traffic_per_item() / (cpu_bandwidth_gbs(f, cores) * kGiga);
   const double compute =
       (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
@@ -53,7 +53,7 @@ DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double g
   if (!(gpu > 0)) return c;
   // A fraction g of the compute units computes at g of the peak and draws about sqrt(g) of the bandwidth (the
   // malleable triad on the H100: 0.30 of the full bandwidth at 1/8, 0.50 at 2/8, 0.74 at 4/8, 0.86 at 7/8).
-  const double memory = in.bytes_per_item / (f.gpu_triad_gbs * std::sqrt(gpu) * kGiga);
+  const double memory = in.traffic_per_item() / (f.gpu_triad_gbs * std::sqrt(gpu) * kGiga);
   const double compute =
       (in.float_ops_per_item / f.gpu_gops_float + in.int_ops_per_item / f.gpu_gops_int) / (gpu * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
@@ -61,7 +61,7 @@ DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double g
   if (!in.data_on_gpu) {
     // Its share of the inputs comes in and its share of the outputs goes back over the copy link. Without the
     // buffer sizes, the kernel's traffic stands for both (as input: the copy bandwidths are about equal).
-    const double in_per_item = std::isnan(in.in_bytes) ? in.bytes_per_item : in.in_bytes / in.items;
+    const double in_per_item = std::isnan(in.in_bytes) ? in.traffic_per_item() : in.in_bytes / in.items;
     const double out_per_item = std::isnan(in.out_bytes) ? 0 : in.out_bytes / in.items;
     c.per_item_s += in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
     c.overhead_s += (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
@@ -119,9 +119,8 @@ EstimateInputs estimate_inputs(const EstimateKeys& k, const double* code, const 
   if (!std::isnan(bytes)) {
     in.bytes_per_item = bytes;
     if (mem_ops > 0) loop_factor = std::max(1.0, bytes / (kBytesPerMemOp * mem_ops));
-  } else if (have_mem_ops) {
-    in.bytes_per_item = kBytesPerMemOp * mem_ops;
   }
+  if (have_mem_ops) in.mem_ops_per_item = mem_ops;
   in.float_ops_per_item = (value(k.arith_float) + (kSpecialOpCost - 1) * value(k.arith_special)) * loop_factor;
   in.int_ops_per_item = value(k.arith_int) * loop_factor;
   return in;

@@ -16,15 +16,27 @@ namespace dop::pred {
 
 /// What the estimate knows of one launch. NaN marks what is unknown.
 struct EstimateInputs {
-  double items = 0;                                                  ///< work-items (global size)
-  double bytes_per_item = std::numeric_limits<double>::quiet_NaN();  ///< global bytes a work-item moves
-  double float_ops_per_item = 0, int_ops_per_item = 0;               ///< arithmetic operations a work-item executes
+  double items = 0;  ///< work-items (global size)
+  /// Global bytes a work-item moves, from the analysis (global_bytes_per_item, loops included).
+  double bytes_per_item = std::numeric_limits<double>::quiet_NaN();
+  /// Global memory operations of a work-item as written in the source (the Table 1 classes): the traffic's last
+  /// resort, at 4 bytes each.
+  double mem_ops_per_item = std::numeric_limits<double>::quiet_NaN();
+  double float_ops_per_item = 0, int_ops_per_item = 0;  ///< arithmetic operations a work-item executes
   /// Bytes the launch's buffers hold for reading and writing (what a GPU receives and sends back when the data is
   /// in host memory). Unknown (NaN): the traffic items * bytes_per_item stands for both together.
   double in_bytes = std::numeric_limits<double>::quiet_NaN();
   double out_bytes = std::numeric_limits<double>::quiet_NaN();
   bool data_on_gpu = false;  ///< the inputs are resident on the GPU: no copies
-  bool known() const { return items > 0 && std::isfinite(bytes_per_item); }
+
+  /// Bytes a work-item moves for the memory roof: the analysis' count; else the buffers' bytes (in + out) spread
+  /// over the work-items; else 4 bytes per memory operation. NaN when none is known.
+  double traffic_per_item() const {
+    if (std::isfinite(bytes_per_item)) return bytes_per_item;
+    if (std::isfinite(in_bytes) && std::isfinite(out_bytes) && items > 0) return (in_bytes + out_bytes) / items;
+    return 4 * mem_ops_per_item;
+  }
+  bool known() const { return items > 0 && std::isfinite(traffic_per_item()); }
 };
 
 /// One device's part of a configuration: seconds per work-item and fixed overhead (seconds). An unused device has
