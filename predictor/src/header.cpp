@@ -95,7 +95,7 @@ std::string builtin_expr(int id) {
     case kEstBestMs:
       throw ModelError(
           "generate_header: the header does not compute the estimate features (est_*): "
-          "export a model trained without them (dop train --no-estimate)");
+          "export a model trained without them (dop train without --estimate)");
     default:
       throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
   }

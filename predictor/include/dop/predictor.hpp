@@ -108,7 +108,8 @@ struct Platform {
   int cpu_units = 1;  ///< CPU cores at cpu_util = 1
   int gpu_units = 1;  ///< GPU compute units (1 when unknown: the derived GPU features are then plain counts)
   /// The estimate's figures: present when the model uses the estimate features (the file's "estimate" section).
-  std::optional<PlatformFigures> figures;
+  /// Initialised, so that Platform{id, cpu_units, gpu_units} stays free of missing-initializer warnings.
+  std::optional<PlatformFigures> figures{};
 };
 
 /// A regression tree in XGBoost's semantics: at an internal node, x[feature] < threshold (float comparison) goes
