@@ -87,9 +87,15 @@ const pred::Model& model(const std::string& type) {
   static std::map<std::string, pred::Model> cache;
   auto it = cache.find(type);
   if (it == cache.end()) {
-    const bool plain = type.size() > 6 && type.compare(type.size() - 6, 6, "-plain") == 0;
-    train::TrainOptions o = options(plain ? type.substr(0, type.size() - 6) : type);
+    const auto suffix = [&](const std::string& s) {
+      return type.size() > s.size() && type.compare(type.size() - s.size(), s.size(), s) == 0;
+    };
+    const bool plain = suffix("-plain"), est = suffix("-est");
+    train::TrainOptions o = options(plain ? type.substr(0, type.size() - 6)
+                                    : est ? type.substr(0, type.size() - 4)
+                                          : type);
     o.derived = !plain;
+    if (est) o.estimate = pred::PlatformFigures::from_record("{}", "defaults");  // the documented defaults
     o.threads = 1;  // no idle OpenMP workers spinning next to the decision benchmarks
     if (o.type == "gbt") o.params = {{"rounds", "200"}, {"max_depth", "6"}};
     it = cache.emplace(type, train::train(dataset(), train::all_workloads(dataset()), o)).first;
@@ -145,6 +151,9 @@ void BM_DecideRF100(benchmark::State& s) { decide(s, "rf", false); }
 // Without the derived launch features (no features that depend on both the launch and the configuration).
 void BM_DecideGBT200NoDerived(benchmark::State& s) { decide(s, "gbt-plain", false); }
 void BM_DecideRank200(benchmark::State& s) { decide(s, "rank", false); }
+// With the estimate features est_ms and est_rel (one value per configuration, computed per decision).
+void BM_DecideDTEstimate(benchmark::State& s) { decide(s, "dt-est", false); }
+void BM_DecideGBT200Estimate(benchmark::State& s) { decide(s, "gbt-est", false); }
 void BM_DecideLinear(benchmark::State& s) { decide(s, "linear", false); }
 void BM_ReferenceGBT200(benchmark::State& s) { decide(s, "gbt", true); }
 
@@ -177,6 +186,8 @@ void BM_TrainLinear(benchmark::State& s) { train_bench(s, "linear"); }
 BENCHMARK(BM_DecideDT)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideGBT200)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideGBT200NoDerived)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecideDTEstimate)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecideGBT200Estimate)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideRF100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideRank200)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideLinear)->Unit(benchmark::kMicrosecond);

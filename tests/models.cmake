@@ -18,6 +18,9 @@ endforeach()
 dop_add_test(test_predictor SOURCES test_predictor.cpp test_predictor_c.c test_generated_header.cpp
              ${DOP_GENERATED_HEADERS} LIBS dop_predictor)
 target_include_directories(test_predictor PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+# The estimate's functions are the predictor's internals (predictor/src/estimate.hpp): tested directly.
+dop_add_test(test_estimate SOURCES test_estimate.cpp LIBS dop_predictor dop_json)
+target_include_directories(test_estimate PRIVATE ${PROJECT_SOURCE_DIR}/predictor/src)
 
 if(TARGET dop_trainer)
   dop_add_test(test_trainer SOURCES test_trainer.cpp LIBS dop_trainer dop_json)

@@ -218,4 +218,7 @@ TEST_CASE("dop characterize writes a platform record with positive measurements"
   CHECK(j["gpu"]["copy_pinned"]["h2d_gbs"].get<double>() > 0);
   CHECK(j["gpu"]["copy_pageable"]["d2h_latency_us"].get<double>() > 0);
   CHECK(j["cpu"]["launch_latency_us"].get<double>() > 0);
+  // Peak operation rates (the estimate's compute roof): per CPU core, and of the whole GPU.
+  for (const char* k : {"peak_gops_float_per_core", "peak_gops_int_per_core"}) CHECK(j["cpu"][k].get<double>() > 0);
+  for (const char* k : {"peak_gops_float", "peak_gops_int"}) CHECK(j["gpu"][k].get<double>() > 0);
 }

@@ -172,6 +172,31 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
 }
 
 #if DOP_ANALYSIS
+TEST_CASE("dop train --estimate adds the estimate features and carries the platform figures", "[cli][models]") {
+  const std::string rec = tmp("platform.json"), model = tmp("est.json");
+  {
+    std::ofstream f(rec);
+    f << R"({"platform_id": "pocl-test", "gpu": {"compute_units": 2, "triad_gbs": 40}})";
+  }
+  auto r = run_command(dop_binary() + " train " + kData + " --platform " + rec + " --estimate --cv 0 --no-loko --out " +
+                       model);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto m = parse(read_file(model));
+  CHECK(m["estimate"]["gpu_triad_gbs"] == 40);    // from the record
+  CHECK(m["estimate"]["defaults"].size() == 11);  // every other figure: a default, named
+  CHECK(m["features"][m["features"].size() - 2]["name"] == "est_rel");
+  CHECK(m["features"][m["features"].size() - 1]["name"] == "est_best_ms");
+  r = run_command(dop_binary() + " eval " + model + " " + kData);
+  CHECK(r.rc == 0);
+  r = run_command(dop_binary() + " export " + model + " --header " + tmp("est.hpp"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("does not compute the estimate features"));
+  r = run_command(dop_binary() + " train " + kData + " --estimate --cv 0 --no-loko");
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.out, Catch::Contains("--estimate needs the platform record"));
+}
+
 TEST_CASE("dop train: cross-validation, leave-one-kernel-out, model and header", "[cli][models]") {
   const std::string model = tmp("dt.json"), header = tmp("dt.hpp");
   auto r = run_command(dop_binary() + " train " + kData + " --model dt --cv 5 --out " + model + " --header " + header +

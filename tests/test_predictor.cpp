@@ -39,7 +39,9 @@ Model base_model() {
   m.type = "gbt";
   m.objective = "reg:squarederror";
   m.output = "normalised_performance";
-  m.platform = {"test-platform", 8, 4};
+  m.platform.id = "test-platform";
+  m.platform.cpu_units = 8;
+  m.platform.gpu_units = 4;
   m.cpu_levels = {0, 0.25, 0.5, 0.75, 1};
   m.gpu_levels = {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};
   Feature a;
@@ -111,9 +113,20 @@ void random_subtree(Tree& t, const Model& m, std::mt19937_64& rng, int depth, in
   random_subtree(t, m, rng, depth + 1, max_depth);
 }
 
-Model random_model(uint64_t seed, int trees, int depth, std::vector<double> cpu_levels = {},
-                   std::vector<double> gpu_levels = {}) {
+// base_model() with the estimate features, whose code features the estimate reads (bytes and operations).
+Model estimate_base_model() {
   Model m = base_model();
+  m.features[0].key = "global_bytes_per_item";
+  m.features[1].key = "arith_float";
+  m.features.push_back(builtin_named("est_ms"));
+  m.features.push_back(builtin_named("est_rel"));
+  m.features.push_back(builtin_named("est_best_ms"));
+  m.platform.figures = PlatformFigures::from_record("{}", "defaults");
+  return m;
+}
+
+Model random_model(uint64_t seed, int trees, int depth, std::vector<double> cpu_levels = {},
+                   std::vector<double> gpu_levels = {}, Model m = base_model()) {
   if (!cpu_levels.empty()) m.cpu_levels = cpu_levels;
   if (!gpu_levels.empty()) m.gpu_levels = gpu_levels;
   std::mt19937_64 rng(seed);
@@ -288,6 +301,18 @@ TEST_CASE("every fast evaluation equals one walk per configuration", "[predictor
   SECTION("a grid without (0, 0)") {
     check_against_reference(random_model(5, 30, 5, {0.5, 1}, {0, 0.5, 1}), 5);
     check_against_reference(random_model(6, 30, 9, {0.5, 1}, {0, 0.5, 1}), 6);
+  }
+  SECTION("the estimate features (one value per configuration) on every backend") {
+    const std::vector<double> nine = {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 2 + int(seed % 5), {}, {}, estimate_base_model()),
+                              seed);
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 7 + int(seed % 5), {}, {}, estimate_base_model()),
+                              seed);
+      check_against_reference(random_model(seed, 1 + int(seed % 20), 6, nine, nine, estimate_base_model()), seed);
+      check_against_reference(random_model(seed, 30, 5, {0.5, 1}, {0, 0.5, 1}, estimate_base_model()), seed);
+    }
+    check_against_reference(random_model(77, 200, 6, {}, {}, estimate_base_model()), 77);
   }
 }
 

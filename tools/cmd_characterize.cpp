@@ -1,6 +1,6 @@
 // dop characterize: per-platform microbenchmarks saved as a platform record (JSON, docs/dataset.md): CPU bandwidth
 // per core count, GPU bandwidth, host<->GPU copy bandwidth and latency (pinned and pageable), launch latency,
-// compute units and the DoP grid.
+// peak float and int operation rates, compute units and the DoP grid.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,6 +33,20 @@ __kernel void triad(__global float* a, __global const float* b, __global const f
   a[i] = b[i] + s * c[i];
 }
 __kernel void nop(__global int* x) { }
+// Peak operation rates: 8 independent chains of dependent multiply-adds per work-item (2 operations each, as the
+// code features count them), over many work-items.
+#define PEAK(NAME, T)                                                       \
+  __kernel void NAME(__global T* out, T a, T b, int iterations) {           \
+    T x0 = (T)get_global_id(0), x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;     \
+    T x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;                  \
+    for (int i = 0; i < iterations; ++i) {                                  \
+      x0 = x0 * a + b; x1 = x1 * a + b; x2 = x2 * a + b; x3 = x3 * a + b;   \
+      x4 = x4 * a + b; x5 = x5 * a + b; x6 = x6 * a + b; x7 = x7 * a + b;   \
+    }                                                                       \
+    out[get_global_id(0)] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;          \
+  }
+PEAK(peak_float, float)
+PEAK(peak_int, uint)  // unsigned: wraps without undefined behaviour
 )CL";
 
 struct Bench {
@@ -71,6 +85,31 @@ double triad_gbs(cl_device_id dev, size_t n, int repeat) {
     if (r > 0) best = std::min(best, ms);  // the first run pays first-touch costs
   }
   return 3.0 * double(bytes) / (best * 1e6);
+}
+
+// Best operation rate (Gop/s) of the peak kernel (peak_float or peak_int) over `items` work-items.
+double peak_gops(cl_device_id dev, const char* kernel, size_t items, int repeat) {
+  Bench b(dev);
+  auto k = cl::create_kernel(b.prog, kernel);
+  constexpr int kIterations = 4096, kChains = 8, kOpsPerStep = 2;
+  cl::Buffer out = cl::create_buffer(b.ctx, CL_MEM_WRITE_ONLY, items * 4);
+  cl_mem o = out.get();
+  cl::set_arg(k, 0, o);
+  if (std::string(kernel) == "peak_float") {  // a contraction towards b / (1 - a): stays finite
+    cl::set_arg(k, 1, 0.999f);
+    cl::set_arg(k, 2, 0.001f);
+  } else {
+    cl::set_arg(k, 1, cl_uint(3));
+    cl::set_arg(k, 2, cl_uint(7));
+  }
+  cl::set_arg(k, 3, cl_int(kIterations));
+  double best = 1e300;
+  for (int r = 0; r < repeat + 1; ++r) {
+    auto ev = cl::enqueue_ndrange(b.q, k, {items}, {64});
+    const double ms = cl::event_times(ev).run_ms();
+    if (r > 0) best = std::min(best, ms);  // the first run pays for compilation and first touch
+  }
+  return double(items) * kIterations * kChains * kOpsPerStep / (best * 1e6);
 }
 
 struct CopyStats {
@@ -185,6 +224,13 @@ void run_characterize(const CharFlags& f) {
   rec["cpu"]["triad_gbs_by_cores"] = bw;
   rec["cpu"]["launch_latency_us"] = launch_latency_us(sel.cpu->device);
   std::printf("  cpu launch latency %.1f us\n", rec["cpu"]["launch_latency_us"].get<double>());
+  // Peak rates at all cores, per core (the estimate scales them by the configuration's cores).
+  for (const char* type : {"float", "int"}) {
+    const double g =
+        peak_gops(sel.cpu->device, type[0] == 'f' ? "peak_float" : "peak_int", size_t(total) * 1024, f.repeat);
+    rec["cpu"][std::string("peak_gops_") + type + "_per_core"] = g / total;
+    std::printf("  cpu peak %-5s %8.1f Gop/s (%.1f per core)\n", type, g, g / total);
+  }
 
   if (sel.gpu) {
     rec["gpu"] = device_record(*sel.gpu);
@@ -192,6 +238,12 @@ void run_characterize(const CharFlags& f) {
     rec["gpu"]["launch_latency_us"] = launch_latency_us(sel.gpu->device);
     std::printf("  gpu triad %.1f GB/s, launch latency %.1f us\n", rec["gpu"]["triad_gbs"].get<double>(),
                 rec["gpu"]["launch_latency_us"].get<double>());
+    for (const char* type : {"float", "int"}) {
+      const double g = peak_gops(sel.gpu->device, type[0] == 'f' ? "peak_float" : "peak_int",
+                                 size_t(sel.gpu->compute_units) * 2048, f.repeat);
+      rec["gpu"][std::string("peak_gops_") + type] = g;
+      std::printf("  gpu peak %-5s %8.1f Gop/s\n", type, g);
+    }
     for (bool pinned : {true, false}) {
       const auto c = copies(sel.gpu->device, bytes, f.repeat, pinned);
       rec["gpu"][pinned ? "copy_pinned" : "copy_pageable"] = {{"h2d_gbs", c.h2d_gbs},
@@ -202,7 +254,12 @@ void run_characterize(const CharFlags& f) {
                   pinned ? "pinned" : "pageable", c.h2d_gbs, c.d2h_gbs, c.h2d_latency_us, c.d2h_latency_us);
     }
   }
-  rec["measured"] = {{"array_mib", f.mib}, {"repeat", f.repeat}, {"statistic", "best of repeat after one warm-up"}};
+  rec["measured"] = {{"array_mib", f.mib},
+                     {"repeat", f.repeat},
+                     {"statistic", "best of repeat after one warm-up"},
+                     {"peak",
+                      "8 chains x 4096 dependent multiply-adds (2 operations each) per work-item; CPU: "
+                      "1024 work-items per core at all cores, GPU: 2048 per compute unit"}};
   std::ofstream o(f.out);
   if (!o) throw std::runtime_error("cannot write " + f.out);
   o << rec.dump(2) << "\n";
@@ -212,7 +269,8 @@ void run_characterize(const CharFlags& f) {
 }  // namespace
 
 void add_characterize(CLI::App& app) {
-  auto* cmd = app.add_subcommand("characterize", "Measure the platform (bandwidths, copies, latencies) into a record");
+  auto* cmd = app.add_subcommand("characterize",
+                                 "Measure the platform (bandwidths, copies, latencies, peak rates) into a record");
   auto f = std::make_shared<CharFlags>();
   cmd->add_option("--out", f->out, "Platform record to write (default platform.json)");
   cmd->add_option("--name", f->name, "Platform id (default: the device names)");

@@ -138,7 +138,7 @@ struct TrainFlags {
   std::string data, type = "gbt", out, header, ns, platform, platform_id, features, test_set;
   std::vector<std::string> params;
   size_t cv = 64, sample_configs = 0;
-  bool no_loko = false, json = false, no_derived = false, verbose = false;
+  bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false;
   int gpu_units = 0, threads = 0;
   uint64_t seed = 1;
 };
@@ -202,7 +202,9 @@ void run_train(const TrainFlags& f) {
       throw std::runtime_error(f.platform + ": platform '" + pj["platform_id"].get<std::string>() +
                                "', the dataset was measured on '" + d.platform_id + "'");
     if (pj.contains("gpu") && pj["gpu"].contains("compute_units")) o.gpu_units = pj["gpu"]["compute_units"].get<int>();
+    if (f.estimate) o.estimate = pred::PlatformFigures::from_record(read_text(f.platform), f.platform);
   }
+  if (f.estimate && f.platform.empty()) throw UsageError("--estimate needs the platform record (--platform P.json)");
   if (f.gpu_units > 0) o.gpu_units = f.gpu_units;
   train::effective_params(o);  // rejects unknown types and objectives before any work
   json out;
@@ -297,13 +299,16 @@ void add_models(CLI::App& app) {
     cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");
     cmd->add_option("--param", f->params, "KEY=VALUE: XGBoost parameter, rounds, or lambda (linear); repeatable");
-    cmd->add_option("--platform", f->platform, "Platform record (dop characterize): GPU compute units");
+    cmd->add_option("--platform", f->platform,
+                    "Platform record (dop characterize): GPU compute units, and the figures of the estimate features");
     cmd->add_option("--gpu-units", f->gpu_units, "GPU compute units for the derived features (overrides --platform)");
     cmd->add_option("--platform-id", f->platform_id, "Use the rows of this platform (datasets with several)");
     cmd->add_option("--features", f->features,
                     "Join code features by kernel name (dop features --csv output) into "
                     "a dataset swept without them");
     cmd->add_flag("--no-derived", f->no_derived, "Without the derived launch features (waves, groups per unit)");
+    cmd->add_flag("--estimate", f->estimate,
+                  "With the analytic estimate features (est_rel, est_best_ms) from --platform's figures");
     cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
     cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
     cmd->add_flag("--json", f->json, "Print JSON");

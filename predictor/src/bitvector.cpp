@@ -81,32 +81,39 @@ constexpr size_t kCheckpoint = 128;
 struct LevelFeature {  ///< a feature of the launch and one configuration coordinate, applied per decision
   int feature = 0;
   int builtin = 0;
-  Axis axis = Axis::cpu;
+  Axis axis = Axis::cpu;  ///< Axis::both: the estimate, one value per configuration
   SortedNodes nodes;
+  std::vector<Clear> missing;  ///< the estimate's nodes that are false for a missing value (default right)
 };
 
 // Exit leaves of one-word trees for a grid of NG GPU levels: per CPU level, the NG sums run over the trees in
-// registers (each still in tree order).
-template <size_t NG>
-void combine_one_word(const uint64_t* cpu, const uint64_t* gpu, const float* leaf_value, size_t trees, size_t NC,
-                      bool skip_origin, float* acc) {
+// registers (each still in tree order). With the estimate features, `both` holds each configuration's vector
+// ([configuration * trees + tree]; the grid position (0, 0), when it is no configuration, has none).
+template <size_t NG, bool kBoth>
+void combine_one_word(const uint64_t* cpu, const uint64_t* gpu, const uint64_t* both, const float* leaf_value,
+                      size_t trees, size_t NC, bool skip_origin, float* acc) {
   float* out_c = acc;
   for (size_t lc = 0; lc < NC; ++lc) {
     float r[NG];
     const size_t first = (lc == 0 && skip_origin) ? 1 : 0;
+    const size_t c0 = lc * NG - (skip_origin ? 1 : 0);  // configuration index of (lc, 0), + lg for (lc, lg)
     for (size_t lg = 0; lg < NG; ++lg) r[lg] = lg < first ? 0.0f : out_c[lg - first];
     for (size_t t = 0; t < trees; ++t) {
       const uint64_t x = cpu[t * NC + lc];
       const uint64_t* g = gpu + t * NG;
       const float* leaves = leaf_value + t * 64;
-      for (size_t lg = 0; lg < NG; ++lg) r[lg] += leaves[unsigned(__builtin_ctzll(x & g[lg]))];
+      for (size_t lg = kBoth ? first : 0; lg < NG; ++lg) {
+        const uint64_t m = kBoth ? x & g[lg] & both[(c0 + lg) * trees + t] : x & g[lg];
+        r[lg] += leaves[unsigned(__builtin_ctzll(m))];
+      }
     }
     for (size_t lg = first; lg < NG; ++lg) *out_c++ = r[lg];
   }
 }
 
 struct Scratch {
-  std::vector<uint64_t> base, cpu, gpu, run;
+  std::vector<uint64_t> base, cpu, gpu, run, both;
+  std::vector<double> est_ms, est_rel;
   std::vector<float> acc;
   std::vector<double> level_values;
   std::vector<size_t> order;
@@ -133,6 +140,7 @@ class BitVectorScorer final : public Scorer {
   std::vector<LevelFeature> level_features;
   std::vector<uint64_t> cpu_static, gpu_static;  // configuration-only nodes applied: [word * levels + level]
   bool skip_origin = false;                      // the grid's (0, 0) is not a configuration
+  bool uses_estimate = false;                    // a level feature of both axes: per-configuration vectors
 };
 
 BitVectorScorer::BitVectorScorer(Layout layout) : layout_(std::move(layout)) {
@@ -180,6 +188,7 @@ BitVectorScorer::BitVectorScorer(Layout layout) : layout_(std::move(layout)) {
         }
       } else {
         level_nodes[size_t(f)].push_back({thr, c});
+        if (!t.default_left[i]) missing[size_t(f)].push_back(c);
       }
     }
   }
@@ -213,6 +222,8 @@ BitVectorScorer::BitVectorScorer(Layout layout) : layout_(std::move(layout)) {
       lf.builtin = builtin[f];
       lf.axis = axis[f];
       lf.nodes = sorted(level_nodes[f]);
+      lf.missing = missing[f];
+      uses_estimate |= lf.axis == Axis::both;
       level_features.push_back(std::move(lf));
     }
   }
@@ -264,13 +275,36 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   for (size_t w = 0; w < W; ++w)
     for (size_t lv = 0; lv < NC; ++lv) cpu[w * NC + lv] = base[w] & cpu_static[w * NC + lv];
   std::copy(gpu_static.begin(), gpu_static.end(), gpu);
-  // Launch-dependent level features: levels in increasing value, a running vector of the false nodes so far.
+  if (uses_estimate) {
+    layout_.estimates(code, l, s.est_ms, s.est_rel);
+    s.both.resize(C * W);
+  }
+  bool rows_set = false;  // the first per-configuration feature writes the configurations' vectors, later ones AND
+  // Launch-dependent level features: levels in increasing value, a running vector of the false nodes so far. The
+  // estimate's "levels" are the configurations, its vectors configuration-major.
   for (const LevelFeature& lf : level_features) {
     const size_t L = layout_.levels(lf.axis);
+    const bool both = lf.axis == Axis::both;
+    const double* est = lf.builtin == kEstMs ? s.est_ms.data() : s.est_rel.data();
+    if (both && std::isnan(est[0])) {  // a launch the estimate knows nothing of: missing for every configuration
+      for (const Clear& c : lf.missing)
+        for (size_t lv = 0; lv < NC; ++lv) {
+          uint64_t* w = cpu + c.w0 * NC + lv;  // cpu vectors are word-major: apply the clear word by word
+          if (c.w0 == c.w1) {
+            *w &= c.m0 & c.m1;
+            continue;
+          }
+          *w &= c.m0;
+          for (uint32_t k = c.w0 + 1; k < c.w1; ++k) cpu[k * NC + lv] = 0;
+          cpu[c.w1 * NC + lv] &= c.m1;
+        }
+      continue;
+    }
     s.level_values.resize(L);
     s.order.resize(L);
     for (size_t lv = 0; lv < L; ++lv)
-      s.level_values[lv] = double(static_cast<float>(layout_.level_value(lf.builtin, l, groups, lf.axis, lv)));
+      s.level_values[lv] =
+          double(static_cast<float>(both ? est[lv] : layout_.level_value(lf.builtin, l, groups, lf.axis, lv)));
     std::iota(s.order.begin(), s.order.end(), size_t(0));
     std::sort(s.order.begin(), s.order.end(),
               [&](size_t a, size_t b) { return s.level_values[a] < s.level_values[b]; });
@@ -282,25 +316,39 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
       const size_t e = lf.nodes.false_count(static_cast<float>(s.level_values[lv]));
       if (e > k) lf.nodes.apply_first(run, k, e, one_word);
       k = std::max(k, e);
-      for (size_t w = 0; w < W; ++w) dest[w * L + lv] &= run[w];
+      if (both && rows_set) {
+        uint64_t* b = s.both.data() + lv * W;
+        for (size_t w = 0; w < W; ++w) b[w] &= run[w];
+      } else if (both) {
+        std::copy(run, run + W, s.both.data() + lv * W);
+      } else {
+        for (size_t w = 0; w < W; ++w) dest[w * L + lv] &= run[w];
+      }
     }
+    rows_set |= both;
   }
+  if (uses_estimate && !rows_set) std::fill(s.both.begin(), s.both.end(), ~uint64_t(0));
+  const uint64_t* both = uses_estimate ? s.both.data() : nullptr;
   // Exit leaves per configuration (CPU level major, GPU level minor, as configs()) and tree; sums in tree order.
   s.acc.assign(C, model.base_score);
   float* acc = s.acc.data();
   const float* lv = leaf_value.data();
   if (one_word && NG == 9) {  // Dopia's grid: the GPU levels' sums stay in registers
-    combine_one_word<9>(cpu, gpu, lv, W, NC, skip_origin, acc);
+    if (both)
+      combine_one_word<9, true>(cpu, gpu, both, lv, W, NC, skip_origin, acc);
+    else
+      combine_one_word<9, false>(cpu, gpu, both, lv, W, NC, skip_origin, acc);
   } else if (one_word) {
     for (size_t t = 0; t < W; ++t) {
       const float* leaves = lv + t * 64;
       const uint64_t* a = cpu + t * NC;
       const uint64_t* g = gpu + t * NG;
       float* out_c = acc;
+      size_t c = 0;
       for (size_t lc = 0; lc < NC; ++lc) {
         const uint64_t x = a[lc];
-        for (size_t lg = (lc == 0 && skip_origin) ? 1 : 0; lg < NG; ++lg)
-          *out_c++ += leaves[__builtin_ctzll(x & g[lg])];
+        for (size_t lg = (lc == 0 && skip_origin) ? 1 : 0; lg < NG; ++lg, ++c)
+          *out_c++ += leaves[__builtin_ctzll(both ? x & g[lg] & both[c * W + t] : x & g[lg])];
       }
     }
   } else {
@@ -310,9 +358,11 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
       float* out_c = acc;
       for (size_t lc = 0; lc < NC; ++lc)
         for (size_t lg = (lc == 0 && skip_origin) ? 1 : 0; lg < NG; ++lg) {
+          const uint64_t* b = both ? both + size_t(out_c - acc) * W : nullptr;  // this configuration's vector
+          auto word = [&](size_t w) { return cpu[w * NC + lc] & gpu[w * NG + lg] & (b ? b[w] : ~uint64_t(0)); };
           size_t w = w0;
-          uint64_t m = cpu[w * NC + lc] & gpu[w * NG + lg];
-          while (!m && ++w < w1) m = cpu[w * NC + lc] & gpu[w * NG + lg];
+          uint64_t m = word(w);
+          while (!m && ++w < w1) m = word(w);
           *out_c++ += lv[w * 64 + size_t(__builtin_ctzll(m))];  // the true exit leaf always survives: m != 0
         }
     }

@@ -9,6 +9,7 @@
 
 #include "dop/expr.hpp"
 #include "dop/predictor.hpp"
+#include "estimate.hpp"
 #include "internal.hpp"
 
 namespace dop::pred {
@@ -86,6 +87,10 @@ const char* source_name(Source s) {
 }
 
 namespace {
+const char* kEstMsDefinition = "analytic estimate of the configuration's time in ms (docs/models.md, Estimate)";
+const char* kEstRelDefinition = "est_ms / est_best_ms";
+const char* kEstBestDefinition = "least est_ms of configurations (1, 0), (0, 1), (1, 1)";
+
 Feature builtin(const char* name, Source s, const char* def) {
   Feature f;
   f.name = name;
@@ -122,6 +127,9 @@ const std::vector<Feature>& builtin_features() {
       builtin("in_bytes", Source::launch, "in_bytes"),
       builtin("out_bytes", Source::launch, "out_bytes"),
       builtin("gpu_recv_bytes", Source::derived, "gpu_util > 0 && !data_on_gpu ? in_bytes : 0"),
+      builtin("est_ms", Source::derived, kEstMsDefinition),
+      builtin("est_rel", Source::derived, kEstRelDefinition),
+      builtin("est_best_ms", Source::derived, kEstBestDefinition),
   };
   return all;
 }
@@ -149,6 +157,8 @@ BuiltinKind builtin_kind(int id) {
     case kCpuWaves:
     case kGpuItemsPerUnit:
     case kGpuRecvBytes:
+    case kEstMs:
+    case kEstRel:
       return BuiltinKind::mixed;
     default:
       return BuiltinKind::constant;
@@ -166,6 +176,9 @@ Axis builtin_axis(int id) {
     case kGpuItemsPerUnit:
     case kGpuRecvBytes:
       return Axis::gpu;
+    case kEstMs:
+    case kEstRel:
+      return Axis::both;
     default:
       return Axis::none;
   }
@@ -232,6 +245,11 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
       return double(l.out_bytes);
     case kGpuRecvBytes:
       return c.gpu > 0 && !l.data_on_gpu ? double(l.in_bytes) : 0;
+    case kEstMs:
+    case kEstRel:
+    case kEstBestMs:
+      throw ModelError("builtin feature '" + builtin_features()[size_t(id)].name +
+                       "' reads code features: feature_vector computes it");
     default:
       throw ModelError("builtin feature id " + std::to_string(id) + " unknown");
   }
@@ -240,6 +258,8 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
 void feature_vector(const std::vector<Feature>& features, const Platform& p, const double* code, const LaunchShape& l,
                     const Config& c, float* out) {
   size_t ci = 0;
+  double est = std::nan(""), best = std::nan("");
+  bool have_estimate = false;
   for (size_t i = 0; i < features.size(); ++i) {
     const Feature& f = features[i];
     if (f.source == Source::code) {
@@ -248,7 +268,18 @@ void feature_vector(const std::vector<Feature>& features, const Platform& p, con
     }
     const int id = builtin_id(f.name);
     if (id < 0) throw ModelError("feature '" + f.name + "' is not a builtin feature");  // validate() prevents this
-    out[i] = static_cast<float>(builtin_value(id, l, p, c));
+    if (!is_estimate(id)) {
+      out[i] = static_cast<float>(builtin_value(id, l, p, c));
+      continue;
+    }
+    if (!have_estimate) {
+      if (!p.figures) throw ModelError("feature '" + f.name + "' needs the platform figures (an estimate section)");
+      const EstimateInputs in = estimate_inputs(estimate_keys(features), code, l);
+      est = estimate_ms(*p.figures, in, c, p.cpu_units);
+      best = best_estimate_ms(*p.figures, in, p.cpu_units);
+      have_estimate = true;
+    }
+    out[i] = static_cast<float>(id == kEstMs ? est : id == kEstRel ? est / best : best);
   }
 }
 

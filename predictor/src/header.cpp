@@ -98,6 +98,12 @@ std::string builtin_expr(int id) {
       return "double(data.out_bytes)";
     case kGpuRecvBytes:
       return "(gpu_util > 0 && !data.data_on_gpu ? double(data.in_bytes) : 0.0)";
+    case kEstMs:
+    case kEstRel:
+    case kEstBestMs:
+      throw ModelError(
+          "generate_header: the header does not compute the estimate features (est_*): "
+          "export a model trained without them (dop train without --estimate)");
     default:
       throw ModelError("generate_header: builtin feature id " + std::to_string(id) + " unknown");
   }

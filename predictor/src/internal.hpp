@@ -29,6 +29,9 @@ enum BuiltinId : int {
   kInBytes,
   kOutBytes,
   kGpuRecvBytes,
+  kEstMs,  // the analytic estimate (estimate.hpp): reads code features, so builtin_value does not compute it
+  kEstRel,
+  kEstBestMs,
   kBuiltinCount
 };
 
@@ -50,5 +53,8 @@ double builtin_value(int id, const LaunchShape& launch, const Platform& platform
 double builtin_value(int id, const LaunchShape& launch, double num_groups, const Platform& platform,
                      const Config& config);
 double cpu_cores_of(double cpu_util, int cpu_units);
+/// The estimate features (est_ms, est_rel, est_best_ms): they read code features, so builtin_value does not
+/// compute them.
+inline bool is_estimate(int id) { return id == kEstMs || id == kEstRel || id == kEstBestMs; }
 
 }  // namespace dop::pred

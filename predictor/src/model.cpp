@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "dop/predictor.hpp"
+#include "estimate.hpp"
+#include "internal.hpp"
 
 namespace dop::pred {
 
@@ -69,7 +71,10 @@ void Model::validate(const std::string& origin) const {
       bad(w + ": source '" + source_name(f.source) + "', this predictor computes it as " + source_name(it->source));
     if (it->definition != f.definition)
       bad(w + ": definition '" + f.definition + "' differs from this predictor's '" + it->definition + "'");
+    if (is_estimate(builtin_id(f.name)) && !platform.figures)
+      bad(w + ": an estimate feature, and the model has no estimate section (the platform figures)");
   }
+  if (platform.figures) validate_figures(*platform.figures, origin, "estimate.");
   const int nf = int(features.size());
   if (type == "linear" && !trees.empty()) bad("a linear model has no trees");
   if (type != "linear" && (trees.empty() || !terms.empty()))
@@ -218,6 +223,7 @@ std::string Model::to_json(int indent) const {
   j["output"] = output;
   j["platform"] = {{"id", platform.id}, {"cpu_units", platform.cpu_units}, {"gpu_units", platform.gpu_units}};
   j["grid"] = {{"cpu_levels", cpu_levels}, {"gpu_levels", gpu_levels}};
+  if (platform.figures) j["estimate"] = figures_to_json(*platform.figures);
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& f : features) {
     nlohmann::ordered_json e = {{"name", f.name}, {"source", source_name(f.source)}};
@@ -325,6 +331,7 @@ Model Model::parse(const std::string& text, const std::string& origin) {
   const Node grid = root.at("grid");
   m.cpu_levels = grid.at("cpu_levels").numbers<double>();
   m.gpu_levels = grid.at("gpu_levels").numbers<double>();
+  if (root.has("estimate")) m.platform.figures = figures_from_json(j["estimate"], "$.estimate", origin);
   const Node fs = root.at("features");
   for (size_t i = 0; i < fs.size(); ++i) {
     const Node e = fs.at(i);

@@ -2,6 +2,7 @@
 #include "scorer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dop::pred {
 
@@ -26,15 +27,48 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
         size_t(std::find(model.gpu_levels.begin(), model.gpu_levels.end(), c.gpu) - model.gpu_levels.begin()));
   }
   for (double c : model.cpu_levels) level_cores.push_back(cpu_cores_of(c, model.platform.cpu_units));
+  estimate_keys = dop::pred::estimate_keys(model.features);
+}
+
+double Layout::best_estimate(const double* code, const LaunchShape& l) const {
+  if (!model.platform.figures) return std::nan("");
+  return best_estimate_ms(*model.platform.figures, estimate_inputs(estimate_keys, code, l), model.platform.cpu_units);
+}
+
+void Layout::estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
+                       std::vector<double>& est_rel) const {
+  const size_t C = configs.size();
+  est_ms.resize(C);
+  est_rel.resize(C);
+  const EstimateInputs in = estimate_inputs(estimate_keys, code, l);
+  if (!in.known() || !model.platform.figures) {
+    std::fill(est_ms.begin(), est_ms.end(), std::nan(""));
+    std::fill(est_rel.begin(), est_rel.end(), std::nan(""));
+    return;
+  }
+  const PlatformFigures& f = *model.platform.figures;
+  thread_local std::vector<DeviceCost> cpu, gpu;
+  cpu.resize(model.cpu_levels.size());
+  gpu.resize(model.gpu_levels.size());
+  for (size_t lv = 0; lv < cpu.size(); ++lv) cpu[lv] = cpu_cost(f, in, level_cores[lv]);
+  for (size_t lv = 0; lv < gpu.size(); ++lv) gpu[lv] = gpu_cost(f, in, model.gpu_levels[lv]);
+  const double best = best_estimate_ms(f, in, model.platform.cpu_units);
+  for (size_t c = 0; c < C; ++c) {
+    est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items);
+    est_rel[c] = est_ms[c] / best;
+  }
 }
 
 namespace {
 
 // A feature that depends on both levels (no model the trainer makes has one) leaves only the reference backend.
+// The estimate features depend on both levels and the fast tree backends handle them (per configuration).
 bool tree_splits_on_both_levels(const Model& model, const Layout& layout) {
   for (const Tree& t : model.trees)
     for (size_t i = 0; i < t.size(); ++i)
-      if (t.left[i] >= 0 && layout.axis[size_t(t.feature[i])] == Axis::both) return true;
+      if (t.left[i] >= 0 && layout.axis[size_t(t.feature[i])] == Axis::both &&
+          !is_estimate(layout.builtin[size_t(t.feature[i])]))
+        return true;
   return false;
 }
 

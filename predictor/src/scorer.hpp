@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dop/predictor.hpp"
+#include "estimate.hpp"
 #include "internal.hpp"
 
 namespace dop::pred {
@@ -37,17 +38,30 @@ struct Layout {
   std::vector<Axis> axis;                    // per feature
   std::vector<size_t> cpu_level, gpu_level;  // per configuration: its level indices
   std::vector<double> level_cores;           // CPU cores at each CPU level (cpu_cores_of, computed once)
+  EstimateKeys estimate_keys;                // where the estimate's code features are (estimate.hpp)
+
+  /// The estimate features of every configuration of one decision (configs order), as feature_vector computes
+  /// them: est_ms, and est_rel = est_ms / the platform's best estimate. Each device's cost is computed once per
+  /// level, the combination once per configuration.
+  void estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
+                 std::vector<double>& est_rel) const;
+  /// est_best_ms of one decision.
+  double best_estimate(const double* code, const LaunchShape& l) const;
 
   /// The value of feature f, one that the configurations share (Axis::none).
   float shared_value(int f, const double* code, const LaunchShape& l, double groups) const {
     const int id = builtin[size_t(f)];
-    return id < 0 ? static_cast<float>(code[code_index[size_t(f)]])
-                  : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
+    return id < 0             ? static_cast<float>(code[code_index[size_t(f)]])
+           : id == kEstBestMs ? static_cast<float>(best_estimate(code, l))
+                              : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
   }
   Config level_config(Axis a, size_t level) const {
     return a == Axis::cpu ? Config{model.cpu_levels[level], 0} : Config{0, model.gpu_levels[level]};
   }
-  size_t levels(Axis a) const { return a == Axis::cpu ? model.cpu_levels.size() : model.gpu_levels.size(); }
+  /// Levels of an axis; the "levels" of a feature of both axes (the estimate) are the configurations.
+  size_t levels(Axis a) const {
+    return a == Axis::cpu ? model.cpu_levels.size() : a == Axis::gpu ? model.gpu_levels.size() : configs.size();
+  }
   /// builtin_value(id, l, groups, platform, level_config(a, level)) for the builtins of one level, without
   /// recomputing the configuration's core count (the same arithmetic, so the same values). Inline: the backends
   /// call it for every level of every level feature of a decision.

@@ -1,7 +1,10 @@
 // The walk backend (scorer.hpp) for tree ensembles with trees of more than 64 leaves, on grids of at most 64
 // configurations: every tree is walked once per decision for all configurations together, carrying the 64-bit mask
 // of the configurations that reach a node. Nodes on shared features send the whole mask one way; nodes on level
-// features split it. Leaves are summed per configuration in tree order in float, as XGBoost does.
+// features split it. Leaves are summed per configuration in tree order in float, as XGBoost does. The estimate
+// features (one value per configuration) split it by their thresholds: per decision, each configuration's value is
+// placed among the feature's sorted thresholds once, and a node's left mask is the configurations placed at or below
+// its threshold's position.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +15,18 @@ namespace dop::pred {
 
 namespace {
 
+// How many of the sorted thresholds t[0..n) are <= v (std::upper_bound's position), without branches: the values of
+// a decision's configurations fall anywhere, so a branchy search mispredicts half its steps.
+inline size_t thresholds_at_or_below(const float* t, size_t n, float v) {  // n >= 1
+  const float* base = t;
+  while (n > 1) {
+    const size_t half = n / 2;
+    base = base[half] <= v ? base + half : base;
+    n -= half;
+  }
+  return size_t(base - t) + (base[0] <= v ? 1 : 0);
+}
+
 class WalkScorer final : public Scorer {
  public:
   explicit WalkScorer(Layout layout);
@@ -20,11 +35,18 @@ class WalkScorer final : public Scorer {
  private:
   struct WalkNode {       // 16 bytes: a decision tree of 2,000 nodes stays in L1
     float threshold = 0;  // split threshold, or the leaf value
-    int32_t slot = 0;     // kShared*: feature index; kConfig: index into walk_masks; kLevel: level feature index
+    int32_t slot = 0;     // kShared*: feature index; kConfig: index into walk_masks; kLevel: level feature index;
+                          // kEst*: index into the estimate's left masks
     int32_t left = -1;    // the right child is left + 1
     uint32_t kind = 0;
   };
-  enum : uint32_t { kLeaf, kSharedRight, kSharedLeft, kConfig, kLevel };  // kShared*: where a missing value goes
+  // kShared*, kEst*: where a missing value goes (the estimate's are missing for all configurations or none).
+  enum : uint32_t { kLeaf, kSharedRight, kSharedLeft, kConfig, kLevel, kEstRight, kEstLeft };
+  struct EstFeature {
+    int builtin = 0;
+    std::vector<float> thresholds;  // sorted, distinct
+    size_t offset = 0;              // of its left masks: one per threshold, then one for all configurations
+  };
 
   Layout layout_;
   std::vector<uint64_t> walk_masks;  // kConfig: the configurations that go left
@@ -37,6 +59,8 @@ class WalkScorer final : public Scorer {
   std::vector<uint64_t> cpu_level_mask, gpu_level_mask;  // configurations at each level
   size_t walk_max_nodes = 0;
   uint64_t all_configs = 0;
+  std::vector<EstFeature> est_features;
+  size_t est_masks = 0;
 };
 
 WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
@@ -51,6 +75,24 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
   for (size_t c = 0; c < C; ++c) {
     cpu_level_mask[layout_.cpu_level[c]] |= uint64_t(1) << c;
     gpu_level_mask[layout_.gpu_level[c]] |= uint64_t(1) << c;
+  }
+  // The estimate features' thresholds, before the nodes that index them.
+  std::vector<int> est_slot(model.features.size(), -1);
+  for (const Tree& t : model.trees)
+    for (size_t i = 0; i < t.size(); ++i) {
+      const size_t f = size_t(t.feature[i]);
+      if (t.left[i] < 0 || layout_.axis[f] != Axis::both) continue;
+      if (est_slot[f] < 0) {
+        est_slot[f] = int(est_features.size());
+        est_features.push_back({builtin[f], {}, 0});
+      }
+      est_features[size_t(est_slot[f])].thresholds.push_back(t.threshold[i]);
+    }
+  for (EstFeature& e : est_features) {
+    std::sort(e.thresholds.begin(), e.thresholds.end());
+    e.thresholds.erase(std::unique(e.thresholds.begin(), e.thresholds.end()), e.thresholds.end());
+    e.offset = est_masks;
+    est_masks += e.thresholds.size() + 1;
   }
   std::vector<int> level_slot(model.features.size(), -1);
   std::vector<bool> shared_used(model.features.size(), false);
@@ -88,6 +130,11 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
         n.kind = t.default_left[i] ? kSharedLeft : kSharedRight;
         n.slot = f;
         shared_used[size_t(f)] = true;
+      } else if (axis[size_t(f)] == Axis::both) {
+        n.kind = t.default_left[i] ? kEstLeft : kEstRight;
+        const EstFeature& e = est_features[size_t(est_slot[size_t(f)])];
+        n.slot = int32_t(e.offset + size_t(std::lower_bound(e.thresholds.begin(), e.thresholds.end(), n.threshold) -
+                                           e.thresholds.begin()));
       } else if (builtin_kind(id) == BuiltinKind::config_only) {
         n.kind = kConfig;
         uint64_t mask = 0;
@@ -160,6 +207,34 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
     v[L] = std::numeric_limits<float>::infinity();
     pm[L] = p;
   }
+  // The estimate: configuration c goes left at a node of threshold index j when its value is below thresholds[j],
+  // that is when fewer than j + 1 thresholds are <= its value.
+  thread_local std::vector<double> est_ms, est_rel;
+  thread_local std::vector<uint64_t> est_left;
+  bool est_missing = false;
+  if (!est_features.empty()) {
+    layout_.estimates(code, l, est_ms, est_rel);
+    est_missing = std::isnan(est_ms[0]);  // a launch the estimate knows nothing of: missing everywhere
+    est_left.assign(est_masks, 0);
+    for (const EstFeature& e : est_features) {
+      if (est_missing) break;
+      const double* v = e.builtin == kEstMs ? est_ms.data() : est_rel.data();
+      uint64_t* below = est_left.data() + e.offset;
+      const float* t0 = e.thresholds.data();
+      const size_t K = e.thresholds.size();
+      // below[k]: the configurations with exactly k thresholds <= their value. The estimate changes little from one
+      // configuration to the next in grid order (it never grows with either level), so each position is found
+      // by stepping from the last one, correct for any values.
+      size_t k = thresholds_at_or_below(t0, K, static_cast<float>(v[0]));
+      for (size_t c = 0; c < C; ++c) {
+        const float x = static_cast<float>(v[c]);
+        while (k > 0 && t0[k - 1] > x) --k;
+        while (k < K && t0[k] <= x) ++k;
+        below[k] |= uint64_t(1) << c;
+      }
+      for (size_t k = 1; k <= K; ++k) below[k] |= below[k - 1];
+    }
+  }
   sums.assign(C, model.base_score);
   float* acc = sums.data();
   thread_local std::vector<std::pair<int32_t, uint64_t>> stack;
@@ -190,6 +265,8 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
         uint64_t lm;
         if (nd.kind == kConfig) {
           lm = m & walk_masks[size_t(nd.slot)];
+        } else if (nd.kind >= kEstRight) {
+          lm = est_missing ? (nd.kind == kEstLeft ? m : 0) : m & est_left[size_t(nd.slot)];
         } else {
           // The configurations whose level value is below the threshold: the levels before the first value
           // >= threshold in increasing order; all of them at the sentinel.

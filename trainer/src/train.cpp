@@ -18,6 +18,7 @@ pred::Platform platform_of(const Dataset& data, const TrainOptions& o) {
   p.id = data.platform_id;
   p.cpu_units = std::max(1, data.cpu_units);
   p.gpu_units = std::max(1, o.gpu_units);
+  p.figures = o.estimate;
   return p;
 }
 
@@ -144,6 +145,9 @@ pred::Model shell(const Dataset& data, const TrainOptions& o) {
   m.cpu_levels = data.cpu_levels;
   m.gpu_levels = data.gpu_levels;
   m.features = default_features(data, o.derived);
+  if (o.estimate)
+    for (const auto& b : pred::builtin_features())
+      if (b.name == "est_rel" || b.name == "est_best_ms") m.features.push_back(b);
   return m;
 }
 
@@ -209,6 +213,10 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   if (o.sample_configs) t["sample_configs"] = o.sample_configs;
   t["cpu_units_from"] = "largest cpu_cores in the dataset";
   t["gpu_units_from"] = o.gpu_units > 1 ? "platform record / --gpu-units" : "unknown (1)";
+  t["estimate"] = o.estimate ? (o.estimate->defaults.empty() ? "platform record"
+                                                             : "platform record; defaults for the figures in "
+                                                               "estimate.defaults")
+                             : "off";
   t["best_constant"] = {{"cpu", data.configs[bc].cpu}, {"gpu", data.configs[bc].gpu}, {"mean_perf", mean[bc]}};
   t["train_seconds"] = secs;
   t["created"] = now_iso();

@@ -85,11 +85,37 @@ const std::vector<Feature>& builtin_features();
 /// Names of the builtin features that depend on the configuration (besides cpu_util and gpu_util themselves).
 bool depends_on_config(const std::string& builtin_name);
 
+/// The platform figures of the analytic time estimate (features est_ms, est_rel; docs/models.md, "Estimate"):
+/// from the platform record (`dop characterize`), with documented defaults for what the record lacks.
+struct PlatformFigures {
+  struct CoreBandwidth {
+    int cores = 0;
+    double gbs = 0;
+  };
+  std::vector<CoreBandwidth> cpu_triad_gbs;     ///< CPU triad bandwidth per core count, cores increasing
+  double cpu_launch_us = 0;                     ///< CPU launch latency
+  double cpu_gops_float = 0, cpu_gops_int = 0;  ///< peak operation rates per CPU core (Gop/s)
+  double gpu_triad_gbs = 0;                     ///< GPU device-memory bandwidth
+  double gpu_launch_us = 0;
+  double gpu_gops_float = 0, gpu_gops_int = 0;  ///< peak operation rates of the whole GPU (Gop/s)
+  double h2d_gbs = 0, d2h_gbs = 0;              ///< pinned host<->GPU copies (the runtime stages into pinned memory)
+  double h2d_latency_us = 0, d2h_latency_us = 0;
+  /// Names (as in the model file's estimate section) of the figures that are documented defaults, not measured.
+  std::vector<std::string> defaults;
+
+  /// The figures of a platform record's text (`dop-platform/1`); figures it lacks get the defaults (listed in
+  /// `defaults`). Throws ModelError("<origin>: <field>: <problem>") for a malformed record.
+  static PlatformFigures from_record(const std::string& json_text, const std::string& origin);
+};
+
 /// The platform a model was trained for: its id, and the compute units the derived features divide by.
 struct Platform {
   std::string id;
   int cpu_units = 1;  ///< CPU cores at cpu_util = 1
   int gpu_units = 1;  ///< GPU compute units (1 when unknown: the derived GPU features are then plain counts)
+  /// The estimate's figures: present when the model uses the estimate features (the file's "estimate" section).
+  /// Initialised, so that Platform{id, cpu_units, gpu_units} stays free of missing-initializer warnings.
+  std::optional<PlatformFigures> figures{};
 };
 
 /// A regression tree in XGBoost's semantics: at an internal node, x[feature] < threshold (float comparison) goes

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,6 +101,9 @@ struct TrainOptions {
   /// rule of dop sweep --configs, and normalised by the best of them: what a sampled training sweep would give.
   /// Evaluations still decide the full grid. 0: every measured configuration.
   size_t sample_configs = 0;
+  /// The platform figures of the analytic estimate (PlatformFigures::from_record): with them the model gets the
+  /// features est_ms and est_rel and carries the figures in its file (docs/models.md, "Estimate").
+  std::optional<pred::PlatformFigures> estimate;
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.

@@ -1,0 +1,97 @@
+// The analytic time estimate (not installed): a roofline-style model of one configuration's time from the platform
+// figures (PlatformFigures), the kernel's static bytes and operations per work-item, and the launch size. The trees
+// get it as the derived features est_ms and est_rel and learn what it misses (docs/models.md, "Estimate").
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "dop/predictor.hpp"
+
+namespace dop::pred {
+
+/// What the estimate knows of one launch. NaN marks what is unknown.
+struct EstimateInputs {
+  double items = 0;  ///< work-items (global size)
+  /// Global bytes a work-item moves, from the analysis (global_bytes_per_item, loops included).
+  double bytes_per_item = std::numeric_limits<double>::quiet_NaN();
+  /// Global memory operations of a work-item as written in the source (the Table 1 classes): the traffic's last
+  /// resort, at 4 bytes each.
+  double mem_ops_per_item = std::numeric_limits<double>::quiet_NaN();
+  double float_ops_per_item = 0, int_ops_per_item = 0;  ///< arithmetic operations a work-item executes
+  /// Bytes the launch's buffers hold for reading and writing (what a GPU receives and sends back when the data is
+  /// in host memory). Unknown (NaN): the traffic items * bytes_per_item stands for both together.
+  double in_bytes = std::numeric_limits<double>::quiet_NaN();
+  double out_bytes = std::numeric_limits<double>::quiet_NaN();
+  bool data_on_gpu = false;  ///< the inputs are resident on the GPU: no copies
+
+  /// Bytes a work-item moves for the memory roof: the analysis' count; else the buffers' bytes (in + out) spread
+  /// over the work-items; else 4 bytes per memory operation. NaN when none is known.
+  double traffic_per_item() const {
+    if (std::isfinite(bytes_per_item)) return bytes_per_item;
+    if (std::isfinite(in_bytes) && std::isfinite(out_bytes) && items > 0) return (in_bytes + out_bytes) / items;
+    return 4 * mem_ops_per_item;
+  }
+  bool known() const { return items > 0 && std::isfinite(traffic_per_item()); }
+};
+
+/// One device's part of a configuration: seconds per work-item and fixed overhead (seconds). An unused device has
+/// no rate (per_item = +inf).
+struct DeviceCost {
+  double per_item_s = std::numeric_limits<double>::infinity();
+  double rate = 0;  ///< work-items per second: 1 / per_item_s
+  double overhead_s = 0;
+  bool used() const { return std::isfinite(per_item_s); }
+};
+
+/// CPU triad bandwidth at `cores` (GB/s): linear between the measured core counts, the last beyond them, never
+/// decreasing with cores (a running maximum), 0 for no core.
+double cpu_bandwidth_gbs(const PlatformFigures& f, double cores);
+/// The CPU's cost with `cores` cores (0: unused).
+DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
+/// The GPU's cost at fraction `gpu` of its compute units (0: unused).
+DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
+/// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
+/// would be empty sits out (as the runtime's dynamic distribution does). Inline: the predictor calls it for every
+/// configuration of a decision.
+inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
+  const double alone_cpu = cpu.used() ? items * cpu.per_item_s + cpu.overhead_s : INFINITY;
+  const double alone_gpu = gpu.used() ? items * gpu.per_item_s + gpu.overhead_s : INFINITY;
+  double t = std::min(alone_cpu, alone_gpu);
+  if (cpu.used() && gpu.used()) {
+    // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
+    const double both = (items + cpu.rate * cpu.overhead_s + gpu.rate * gpu.overhead_s) / (cpu.rate + gpu.rate);
+    if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);
+  }
+  return t * 1e3;
+}
+
+/// The estimate of one configuration's time in ms: combined_ms(cpu_cost(cores), gpu_cost(config.gpu)), with
+/// cores = cpu_cores_of(config.cpu, cpu_units). NaN when the inputs are not known().
+double estimate_ms(const PlatformFigures& f, const EstimateInputs& in, const Config& config, int cpu_units);
+/// The best estimate of the platform: the least of (1, 0), (0, 1) and (1, 1). The estimate never grows with either
+/// level, so this is the least estimate of any grid whose top levels are 1 (est_rel's denominator).
+double best_estimate_ms(const PlatformFigures& f, const EstimateInputs& in, int cpu_units);
+
+/// Positions, in the code vector of a feature list, of the code features the estimate reads (-1: absent).
+struct EstimateKeys {
+  int bytes_per_item = -1, arith_float = -1, arith_int = -1, arith_special = -1;
+  int mem_ops[4] = {-1, -1, -1, -1};  ///< the Table 1 classes (constant, continuous, stride, random)
+};
+EstimateKeys estimate_keys(const std::vector<Feature>& features);
+/// The estimate's inputs of a launch from the model's code vector (docs/models.md says how each is derived).
+EstimateInputs estimate_inputs(const EstimateKeys& keys, const double* code, const LaunchShape& launch);
+
+/// The figures as the model file's "estimate" section, and back: figures_from_json throws ModelError naming the
+/// field ("<origin>: <path>.<field>: <problem>") for a missing, mistyped or out-of-range figure.
+nlohmann::ordered_json figures_to_json(const PlatformFigures& f);
+PlatformFigures figures_from_json(const nlohmann::json& section, const std::string& path, const std::string& origin);
+/// Throws ModelError("<where>: <prefix><field>: <problem>") for the first figure that is not finite and positive
+/// (latencies may be 0) or a bandwidth table that is empty or not in increasing core order.
+void validate_figures(const PlatformFigures& f, const std::string& where, const std::string& prefix);
+
+}  // namespace dop::pred
