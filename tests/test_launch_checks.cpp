@@ -189,8 +189,11 @@ TEST_CASE("a sweep records a hanging and a crashing workload invalid and goes on
   CHECK(errors.size() == 4);
   CHECK(errors["spin"] == std::set<std::string>{"timed out after 3 s (--timeout)"});
   REQUIRE(errors["scatter_small"].size() == 1);
-#if defined(__SANITIZE_ADDRESS__)  // ASan stops the overrun and aborts the worker (no guard pages under ASan)
-  CHECK_THAT(*errors["scatter_small"].begin(), Catch::StartsWith("crashed: SIGABRT"));
+#if defined(__SANITIZE_ADDRESS__)
+  // No guard pages under ASan: ASan stops an overrun in instrumented code and aborts the worker (SIGABRT); one in
+  // PoCL's own code, which ASan does not see, faults on unmapped memory (SIGSEGV). Either way: crashed, recorded.
+  CHECK_THAT(*errors["scatter_small"].begin(),
+             Catch::StartsWith("crashed: SIGABRT") || Catch::StartsWith("crashed: SIGSEGV"));
 #else
   CHECK_THAT(*errors["scatter_small"].begin(),
              Catch::StartsWith("crashed: SIGSEGV") && Catch::Contains("past the end of args[2] 'y'"));
