@@ -39,6 +39,10 @@ const TypeRow& row(ElemType t) { return kTypes[static_cast<int>(t)]; }
 const char* type_name(ElemType t) { return row(t).name; }
 size_t type_size(ElemType t) { return row(t).size; }
 bool is_float(ElemType t) { return row(t).is_float; }
+const char* kind_name(ArgKind k) {
+  static const char* const kNames[] = {"buffer", "scalar", "local"};
+  return kNames[int(k)];
+}
 ElemType parse_type(const std::string& name) {
   for (const auto& r : kTypes)
     if (name == r.name) return r.t;
@@ -763,18 +767,17 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
 }
 
 void check_signature(const Spec& spec, const std::vector<KernelParam>& params) {
-  const std::string where = spec.path.empty() || spec.path == "<spec>" ? spec.name : spec.path;
+  const std::string where = spec.origin();
   if (spec.args.size() != params.size())
     throw SpecError(where + ": args: kernel '" + spec.kernel_name + "' has " + std::to_string(params.size()) +
                     " arguments, the spec gives " + std::to_string(spec.args.size()));
-  static const char* const kKind[] = {"buffer", "scalar", "local"};
   for (size_t i = 0; i < params.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     const KernelParam& p = params[i];
     const std::string field = "args[" + std::to_string(i) + "]";
     if (a.kind != p.kind)
-      throw SpecError(where + ": " + field + ".kind: '" + a.name + "' is a " + kKind[int(a.kind)] +
-                      " in the spec, the kernel '" + spec.kernel_name + "' takes a " + kKind[int(p.kind)] + " there");
+      throw SpecError(where + ": " + field + ".kind: '" + a.name + "' is a " + kind_name(a.kind) +
+                      " in the spec, the kernel '" + spec.kernel_name + "' takes a " + kind_name(p.kind) + " there");
     if (a.kind != ArgKind::scalar || p.type.empty()) continue;
     ElemType t;
     try {

@@ -36,6 +36,8 @@ size_t type_size(ElemType t);
 bool is_float(ElemType t);
 
 enum class ArgKind { buffer, scalar, local };
+/// "buffer", "scalar", "local": the spec's spelling, for messages.
+const char* kind_name(ArgKind k);
 enum class Access { read, write, read_write };
 
 /// Deterministic initialisation of a buffer (docs/spec.md gives the exact generator so that other tools can
@@ -83,6 +85,8 @@ struct Spec {
   /// scalar type is compared by size, not by name (check_signature). Not part of the file format.
   bool typed_scalars = true;
 
+  /// What messages name: the spec's file, or its name when it was built in memory.
+  std::string origin() const { return path.empty() || path == "<spec>" ? name : path; }
   size_t work_dim() const { return global.size(); }
   size_t global_items() const;
   size_t work_groups() const;  ///< 0 if local is empty

@@ -10,7 +10,6 @@ namespace dop {
 
 namespace {
 
-std::string where(const Spec& spec) { return spec.path.empty() || spec.path == "<spec>" ? spec.name : spec.path; }
 std::string field(size_t i) { return "args[" + std::to_string(i) + "]"; }
 std::string dims(const std::vector<size_t>& v) {
   std::string s = "[";
@@ -38,7 +37,7 @@ void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, con
     if (r.hi <= have) continue;
     const std::string launch =
         "the launch (global " + dims(spec.global) + (local.empty() ? "" : ", local " + dims(local)) + ")";
-    throw LaunchError(where(spec) + ": " + field(i) + ".count: buffer '" + a.name + "' is too small: " + launch +
+    throw LaunchError(spec.origin() + ": " + field(i) + ".count: buffer '" + a.name + "' is too small: " + launch +
                       " needs " + std::to_string(r.hi) + " bytes of it, it has " + std::to_string(have) + " (" +
                       std::to_string(a.count) + " " + type_name(a.type) + "; kernel '" + spec.kernel_name +
                       "', by its memory footprint)");
@@ -48,7 +47,7 @@ void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, con
 void check_device_limits(const Spec& spec, const std::vector<size_t>& local, cl_device_id device) {
   const std::string dev = cl::device_string(device, CL_DEVICE_NAME);
   auto fail = [&](const std::string& fld, const std::string& msg) {
-    throw LaunchError(where(spec) + ": " + fld + ": " + msg + " (device " + dev + ")");
+    throw LaunchError(spec.origin() + ": " + fld + ": " + msg + " (device " + dev + ")");
   };
   // Global size: implementations count ids and work-groups per dimension in 32 bits (PoCL asserts beyond).
   unsigned __int128 items = 1;
@@ -139,11 +138,10 @@ void set_spec_arg(const Spec& spec, size_t i, const cl::Kernel& kernel, size_t s
   try {
     cl::set_arg(kernel, cl_uint(i), size, value);
   } catch (const cl::Error& e) {
-    static const char* const kKind[] = {"buffer", "scalar", "local"};
     const ArgSpec& a = spec.args[i];
-    throw LaunchError(where(spec) + ": " + field(i) + ": kernel '" + spec.kernel_name + "' refused " +
-                      kKind[int(a.kind)] + " '" + a.name + "' (" + type_name(a.type) + ", " + std::to_string(size) +
-                      " bytes): " + e.what() + "; does the kernel take a " + kKind[int(a.kind)] +
+    throw LaunchError(spec.origin() + ": " + field(i) + ": kernel '" + spec.kernel_name + "' refused " +
+                      kind_name(a.kind) + " '" + a.name + "' (" + type_name(a.type) + ", " + std::to_string(size) +
+                      " bytes): " + e.what() + "; does the kernel take a " + kind_name(a.kind) +
                       " of this type there?");
   }
 }
