@@ -16,8 +16,6 @@ namespace dop::synthetic::detail {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
 // The model's figures. Sources: models/h100-xeon16/platform.json (triad bandwidths, launch latencies, copies) and
 // the real kernels swept on that host (models/h100-xeon16/real/real-{small,sweep}-copy.csv.gz: atax, mvt, bicg,
 // gemm, syr2k, conv2d, fdtd2d); the compute rates are assumptions (docs/synthetic.md lists which is which).
