@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,11 @@ inline double div_constant(DType t, int which) {
 /// Input data ranges: floats uniform in [-1, 1), ints in [-100, 100].
 inline double data_min(DType t) { return t == DType::i32 ? -100 : -1; }
 inline double data_max(DType t) { return t == DType::i32 ? 100 : 1; }
+
+/// Throws std::invalid_argument(what): every parameter and size check of synthetic/.
+[[noreturn]] inline void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+inline bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /// Reads a decimal number at s[pos...] (no sign, at most 6 digits); returns -1 if there is none.
 inline long read_number(const std::string& s, size_t& pos) {

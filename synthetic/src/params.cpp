@@ -12,6 +12,8 @@
 
 namespace dop::synthetic {
 
+using detail::bad;
+using detail::is_pow2;
 using detail::read_number;
 
 namespace {
@@ -27,10 +29,6 @@ constexpr int kMaxCoarsen = 64;
 constexpr double kRungBytes = 256.0 * 1024 * 1024;  // rung 1 at scale 1: ~2.8 ms at 96 GB/s (16-core Xeon, PoCL)
 constexpr double kScatteredBytes = 128;             // a random or strided read: its cache line and the adjacent one
 constexpr double kIndexBytes = 4;                   // the index array, read continuously once per element
-
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
-bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // The fixed inner extents per β (their product is 256 elements: the work of one work-item in dim 1).
 std::vector<size_t> inner_extents(int beta) {

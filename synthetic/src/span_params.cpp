@@ -15,10 +15,6 @@ constexpr int kMaxChain = 256;  // γ: dependent FMAs per term
 constexpr int kMaxRadius = 8;
 constexpr int kSpanRungs = 5;
 
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-
-bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
-
 const Family kSpanFamilies[] = {Family::triad,       Family::matmul,      Family::matmul_bt,
                                 Family::matvec_rows, Family::matvec_cols, Family::stencil};
 
@@ -139,8 +135,6 @@ void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vecto
   std::vector<size_t> items;
   switch (p.family) {
     case Family::triad:
-      items = {n[0]};
-      break;
     case Family::matvec_rows:
       items = {n[0]};
       break;

@@ -1,7 +1,8 @@
 // The span families' sizes: what a workload reads, writes and computes, an analytic cost model of the reference
 // platform (h100-xeon16: 16 Xeon cores under PoCL, an H100 over PCIe, the data in host memory), and the size ladder
 // that the model calibrates: rung 1 about 0.5 ms at the best configuration, the top rung up to 500 ms where the
-// slowest configuration and the memory allow (docs/synthetic.md, "The span set"). Not yet timed on that host.
+// slowest configuration and the memory allow (docs/synthetic.md, "The span set"; a sample timed on that host in
+// models/h100-xeon16/span/).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -15,8 +16,6 @@
 namespace dop::synthetic::detail {
 
 namespace {
-
-[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
 
 // The model's figures. Sources: models/h100-xeon16/platform.json (triad bandwidths, launch latencies, copies) and
 // the real kernels swept on that host (models/h100-xeon16/real/real-{small,sweep}-copy.csv.gz: atax, mvt, bicg,

@@ -13,7 +13,6 @@ namespace dop::synthetic {
 namespace {
 
 using detail::scalar;
-
 using detail::seed;
 
 ElemType elem_type(DType t) {
