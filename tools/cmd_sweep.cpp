@@ -204,7 +204,8 @@ void add_workload_flags(CLI::App* cmd, SweepFlags& f) {
 }
 
 void add_sweep(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sweep", "Run workloads at every configuration of the grid into a CSV dataset");
+  auto* cmd = app.add_subcommand(
+      "sweep", "Run workloads at every configuration of the grid (or --configs N of it) into a CSV dataset");
   auto f = std::make_shared<SweepFlags>();
   add_workload_flags(cmd, *f);
   cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");

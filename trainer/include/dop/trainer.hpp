@@ -74,7 +74,8 @@ struct LoadOptions {
 /// Reads a sweep dataset. Malformed input (missing columns, wrong field counts, a non-number in a numeric column,
 /// duplicate rows, inconsistent launch or features within a workload, a grid that is not a full product) throws
 /// DatasetError naming file:line:column. Rows with valid = 0 or non-positive times are counted and reported in
-/// `problems`, never used; workloads left without a valid time for every configuration are excluded and reported.
+/// `problems`, never used; a workload with an invalid row or fewer than 2 configurations measured is excluded and
+/// reported; one with configurations never measured (a sampled sweep) is kept as partial (Workload::complete).
 Dataset load_dataset(const std::string& path, const LoadOptions& options = {});
 
 /// Indices of all workloads (complete and partial: what a model is trained on).
@@ -162,9 +163,10 @@ struct Evaluation {
   size_t train_workloads = 0;  ///< a test-set evaluation: the workloads the model was trained on
 };
 
-/// k-fold cross-validation grouped by workload (all configurations of a workload in the same fold): each fold is
-/// predicted by a model trained on the others; the best constant configuration is chosen on the training folds.
-/// `folds` larger than the number of workloads is clamped (Evaluation::note says so).
+/// k-fold cross-validation grouped by workload name (all configurations of a workload, and both its data locations,
+/// in the same fold): each fold's complete workloads are predicted by a model trained on the others; the best constant
+/// configuration is chosen on the training folds. `folds` larger than the number of workloads is clamped
+/// (Evaluation::note says so).
 Evaluation cross_validate(const Dataset& data, const TrainOptions& options, size_t folds = 64);
 
 /// Leave-one-kernel-out over the workloads of set "real": for each kernel name, a model trained on every workload
