@@ -268,6 +268,18 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
     }
     sf.nodes.apply_first(base, j * kCheckpoint, n, one_word);
   }
+  // The estimate: for a launch it knows nothing of, missing for every configuration alike, so its features' missing
+  // clears go to the shared vector.
+  const auto estimate_of = [&](const LevelFeature& lf) {
+    return lf.builtin == kEstMs ? s.est_ms.data() : s.est_rel.data();
+  };
+  if (uses_estimate) {
+    layout_.estimates(code, l, s.est_ms, s.est_rel);
+    s.both.resize(C * W);
+    for (const LevelFeature& lf : level_features)
+      if (lf.axis == Axis::both && std::isnan(estimate_of(lf)[0]))
+        for (const Clear& c : lf.missing) apply(base, c);
+  }
   s.cpu.resize(NC * W);
   s.gpu.resize(NG * W);
   uint64_t* cpu = s.cpu.data();
@@ -275,31 +287,14 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   for (size_t w = 0; w < W; ++w)
     for (size_t lv = 0; lv < NC; ++lv) cpu[w * NC + lv] = base[w] & cpu_static[w * NC + lv];
   std::copy(gpu_static.begin(), gpu_static.end(), gpu);
-  if (uses_estimate) {
-    layout_.estimates(code, l, s.est_ms, s.est_rel);
-    s.both.resize(C * W);
-  }
   bool rows_set = false;  // the first per-configuration feature writes the configurations' vectors, later ones AND
   // Launch-dependent level features: levels in increasing value, a running vector of the false nodes so far. The
   // estimate's "levels" are the configurations, its vectors configuration-major.
   for (const LevelFeature& lf : level_features) {
     const size_t L = layout_.levels(lf.axis);
     const bool both = lf.axis == Axis::both;
-    const double* est = lf.builtin == kEstMs ? s.est_ms.data() : s.est_rel.data();
-    if (both && std::isnan(est[0])) {  // a launch the estimate knows nothing of: missing for every configuration
-      for (const Clear& c : lf.missing)
-        for (size_t lv = 0; lv < NC; ++lv) {
-          uint64_t* w = cpu + c.w0 * NC + lv;  // cpu vectors are word-major: apply the clear word by word
-          if (c.w0 == c.w1) {
-            *w &= c.m0 & c.m1;
-            continue;
-          }
-          *w &= c.m0;
-          for (uint32_t k = c.w0 + 1; k < c.w1; ++k) cpu[k * NC + lv] = 0;
-          cpu[c.w1 * NC + lv] &= c.m1;
-        }
-      continue;
-    }
+    const double* est = estimate_of(lf);
+    if (both && std::isnan(est[0])) continue;  // its missing clears are in base
     s.level_values.resize(L);
     s.order.resize(L);
     for (size_t lv = 0; lv < L; ++lv)
