@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -64,8 +65,13 @@ TEST_CASE("an overrun the footprint cannot bound stops at the guard page with th
     const auto r = run_command(dop_cmd("run " + data("scatter_small.json") + args));
     INFO(args << ": " << r.out);
     CHECK(r.rc != 0);
-#if defined(__SANITIZE_ADDRESS__)  // guard pages are off under ASan: its own report stops the overrun
-    CHECK_THAT(r.out, Catch::Contains("AddressSanitizer"));
+#if defined(__SANITIZE_ADDRESS__)
+    // Guard pages are off under ASan. The write faults in PoCL's kernel code on unmapped memory; ASan reports the
+    // SEGV unless LLVM inside PoCL holds the SIGSEGV handler at that moment (its crash recovery swaps it while a
+    // program compiles on another thread), and then the process dies of the signal: both stop the overrun.
+    const bool died_of_segv =
+        r.rc == -1 || r.rc == 128 + SIGSEGV || r.out.find("Segmentation fault") != std::string::npos;
+    CHECK((r.out.find("AddressSanitizer") != std::string::npos || died_of_segv));
 #else
     CHECK_THAT(r.out, Catch::Contains("kernel 'scatter' of " + data("scatter_small.json") +
                                       " accessed memory past the end of args[2] 'y' (400 bytes)"));
