@@ -87,11 +87,16 @@ double triad_gbs(cl_device_id dev, size_t n, int repeat) {
   return 3.0 * double(bytes) / (best * 1e6);
 }
 
+// The peak kernels' shape (PEAK above: x0..x7 are the chains): kChains independent chains of kIterations dependent
+// multiply-adds (kOpsPerStep operations each) per work-item, over kPeakItemsPerCore work-items per CPU core or
+// kPeakItemsPerUnit per GPU compute unit (enough to fill every lane).
+constexpr int kIterations = 4096, kChains = 8, kOpsPerStep = 2;
+constexpr size_t kPeakItemsPerCore = 1024, kPeakItemsPerUnit = 2048;
+
 // Best operation rate (Gop/s) of the peak kernel (peak_float or peak_int) over `items` work-items.
 double peak_gops(cl_device_id dev, const char* kernel, size_t items, int repeat) {
   Bench b(dev);
   auto k = cl::create_kernel(b.prog, kernel);
-  constexpr int kIterations = 4096, kChains = 8, kOpsPerStep = 2;
   cl::Buffer out = cl::create_buffer(b.ctx, CL_MEM_WRITE_ONLY, items * 4);
   cl_mem o = out.get();
   cl::set_arg(k, 0, o);
@@ -226,8 +231,8 @@ void run_characterize(const CharFlags& f) {
   std::printf("  cpu launch latency %.1f us\n", rec["cpu"]["launch_latency_us"].get<double>());
   // Peak rates at all cores, per core (the estimate scales them by the configuration's cores).
   for (const char* type : {"float", "int"}) {
-    const double g =
-        peak_gops(sel.cpu->device, type[0] == 'f' ? "peak_float" : "peak_int", size_t(total) * 1024, f.repeat);
+    const double g = peak_gops(sel.cpu->device, type[0] == 'f' ? "peak_float" : "peak_int",
+                               size_t(total) * kPeakItemsPerCore, f.repeat);
     rec["cpu"][std::string("peak_gops_") + type + "_per_core"] = g / total;
     std::printf("  cpu peak %-5s %8.1f Gop/s (%.1f per core)\n", type, g, g / total);
   }
@@ -240,7 +245,7 @@ void run_characterize(const CharFlags& f) {
                 rec["gpu"]["launch_latency_us"].get<double>());
     for (const char* type : {"float", "int"}) {
       const double g = peak_gops(sel.gpu->device, type[0] == 'f' ? "peak_float" : "peak_int",
-                                 size_t(sel.gpu->compute_units) * 2048, f.repeat);
+                                 size_t(sel.gpu->compute_units) * kPeakItemsPerUnit, f.repeat);
       rec["gpu"][std::string("peak_gops_") + type] = g;
       std::printf("  gpu peak %-5s %8.1f Gop/s\n", type, g);
     }
@@ -254,12 +259,14 @@ void run_characterize(const CharFlags& f) {
                   pinned ? "pinned" : "pageable", c.h2d_gbs, c.d2h_gbs, c.h2d_latency_us, c.d2h_latency_us);
     }
   }
-  rec["measured"] = {{"array_mib", f.mib},
-                     {"repeat", f.repeat},
-                     {"statistic", "best of repeat after one warm-up"},
-                     {"peak",
-                      "8 chains x 4096 dependent multiply-adds (2 operations each) per work-item; CPU: "
-                      "1024 work-items per core at all cores, GPU: 2048 per compute unit"}};
+  rec["measured"] = {
+      {"array_mib", f.mib},
+      {"repeat", f.repeat},
+      {"statistic", "best of repeat after one warm-up"},
+      {"peak",
+       std::to_string(kChains) + " chains x " + std::to_string(kIterations) + " dependent multiply-adds (" +
+           std::to_string(kOpsPerStep) + " operations each) per work-item; CPU: " + std::to_string(kPeakItemsPerCore) +
+           " work-items per core at all cores, GPU: " + std::to_string(kPeakItemsPerUnit) + " per compute unit"}};
   std::ofstream o(f.out);
   if (!o) throw std::runtime_error("cannot write " + f.out);
   o << rec.dump(2) << "\n";
