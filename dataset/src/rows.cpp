@@ -7,6 +7,14 @@
 
 namespace dop {
 
+std::optional<double> parse_number(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || errno == ERANGE) return std::nullopt;
+  return v;
+}
+
 std::string DatasetRowReader::where() const { return table_.path + ":" + std::to_string(row_.line); }
 
 void DatasetRowReader::fail(size_t col, const std::string& what) const {
@@ -19,12 +27,9 @@ double DatasetRowReader::num(size_t col, bool allow_empty) const {
     if (allow_empty) return std::nan("");
     fail(col, "empty, a number is required");
   }
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || errno == ERANGE) fail(col, "'" + s + "' is not a number");
-  if (std::isnan(v) && !allow_empty) fail(col, "'" + s + "' is not a number");
-  return v;
+  const auto v = parse_number(s);
+  if (!v || (std::isnan(*v) && !allow_empty)) fail(col, "'" + s + "' is not a number");
+  return *v;
 }
 
 uint64_t DatasetRowReader::size(size_t col) const {

@@ -4,9 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,12 +27,10 @@ bool is_expr_column(const std::string& name) {
 // column.
 double number(const std::string& text, const std::string& path, size_t line, const std::string& column) {
   if (text.empty()) return std::nan("");
-  errno = 0;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || errno == ERANGE)
+  const auto v = parse_number(text);
+  if (!v)
     throw DatasetError(path + ":" + std::to_string(line) + ": column " + column + ": '" + text + "' is not a number");
-  return v;
+  return *v;
 }
 
 // Columns of `rows` (each with `fields`, in header order): text columns as lists, the others as float arrays.

@@ -1,7 +1,7 @@
 // The sweep dataset loader (docs/dataset.md): strict about malformed input, explicit about invalid measurements.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -202,12 +202,11 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       p.w.code.clear();
       for (size_t i : num) {
         const std::string& x = it->second->values[i];
-        char* end = nullptr;
-        const double v = x.empty() ? std::nan("") : std::strtod(x.c_str(), &end);
-        if (!x.empty() && (end == x.c_str() || *end))
+        const auto v = x.empty() ? std::optional<double>(std::nan("")) : parse_number(x);
+        if (!v)
           throw DatasetError(options.features + ": kernel '" + p.w.kernel + "': " + t.names[i] + " '" + x +
                              "' is not a number");
-        p.w.code.push_back(v);
+        p.w.code.push_back(*v);
       }
       for (size_t i : ex) p.w.exprs[t.names[i]] = it->second->values[i];
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -121,6 +122,10 @@ struct DatasetTable {
 /// Reads a dataset (read_csv_table), locating its columns as soon as the header is read. An empty file gives an
 /// empty header and no rows.
 DatasetTable read_dataset(const std::string& path);
+
+/// A whole field as a number (strtod: the whole text, no overflow; inf and nan are numbers); nullopt for anything
+/// else, the empty field included. Every reader of dop's tables parses numbers with it.
+std::optional<double> parse_number(const std::string& text);
 
 /// The fields of one row as its readers take them; every refusal is a DatasetError "PATH:LINE: column N (NAME):
 /// WHAT".
