@@ -522,6 +522,14 @@ TEST_CASE("code features are joined by kernel name into a dataset swept without 
       Catch::Contains("features_conflict.csv:18: kernel 'atax1' again with other features (first at line 2)"));
   o.features = write_text("features_ok.csv", text);
   CHECK_THROWS_WITH(train::load_dataset(pocl_dataset(), o), Catch::Contains("already has code features"));
+  // A value that is not a number, or that overflows a double, names the kernel, the feature and the text.
+  for (const std::string bad : {"12abc", "1e999"}) {
+    std::string t = text;
+    t.replace(t.find(",atax1,0,"), 9, ",atax1," + bad + ",");
+    o.features = write_text("features_bad.csv", t);
+    CHECK_THROWS_WITH(train::load_dataset(plain, o),
+                      Catch::Contains("kernel 'atax1': mem_continuous '" + bad + "' is not a number"));
+  }
 }
 
 namespace {
