@@ -43,12 +43,6 @@ EstimateInputs streaming() {  // a triad-like kernel: 12 bytes and 2 operations 
 
 constexpr int kCores = 16;
 
-Feature builtin_named(const std::string& n) {
-  for (const auto& f : builtin_features())
-    if (f.name == n) return f;
-  throw std::runtime_error("no builtin " + n);
-}
-
 Feature code_feature(const std::string& key) {
   Feature f;
   f.name = f.key = key;
@@ -67,13 +61,9 @@ Model estimate_model() {
   m.platform.figures = figures();
   m.cpu_levels = {0, 0.25, 0.5, 0.75, 1};
   m.gpu_levels = {0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1};
-  m.features = {code_feature("global_bytes_per_item"),
-                code_feature("arith_float"),
-                builtin_named("cpu_util"),
-                builtin_named("gpu_util"),
-                builtin_named("est_ms"),
-                builtin_named("est_rel"),
-                builtin_named("est_best_ms")};
+  m.features = {code_feature("global_bytes_per_item"), code_feature("arith_float"), builtin_feature("cpu_util"),
+                builtin_feature("gpu_util"),           builtin_feature("est_ms"),   builtin_feature("est_rel"),
+                builtin_feature("est_best_ms")};
   Tree t;
   t.feature = {5, -1, -1};
   t.threshold = {1.0001f, 0, 0};

@@ -27,12 +27,6 @@ void write(const std::string& path, const std::string& text) {
   f << text;
 }
 
-Feature builtin_named(const std::string& n) {
-  for (const auto& f : builtin_features())
-    if (f.name == n) return f;
-  throw std::runtime_error("no builtin " + n);
-}
-
 // Code features a (with expression a_expr) and b, then launch, derived and configuration features.
 Model base_model() {
   Model m;
@@ -53,7 +47,7 @@ Model base_model() {
   for (const char* n :
        {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core", "cpu_waves",
         "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "cpu_util", "gpu_util"})
-    m.features.push_back(builtin_named(n));
+    m.features.push_back(builtin_feature(n));
   return m;
 }
 
@@ -118,9 +112,9 @@ Model estimate_base_model() {
   Model m = base_model();
   m.features[0].key = "global_bytes_per_item";
   m.features[1].key = "arith_float";
-  m.features.push_back(builtin_named("est_ms"));
-  m.features.push_back(builtin_named("est_rel"));
-  m.features.push_back(builtin_named("est_best_ms"));
+  m.features.push_back(builtin_feature("est_ms"));
+  m.features.push_back(builtin_feature("est_rel"));
+  m.features.push_back(builtin_feature("est_best_ms"));
   m.platform.figures = PlatformFigures::from_record("{}", "defaults");
   return m;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "dop/expr.hpp"
 #include "dop/predictor.hpp"
@@ -144,6 +145,12 @@ int builtin_id(const std::string& name) {
   for (size_t i = 0; i < b.size(); ++i)
     if (b[i].name == name) return int(i);
   return -1;
+}
+
+const Feature& builtin_feature(const std::string& name) {
+  const int id = builtin_id(name);
+  if (id < 0) throw std::invalid_argument("'" + name + "' is not a builtin feature of the predictor");
+  return builtin_features()[size_t(id)];
 }
 
 // Keep in sync with builtin_features() (the ids are positions in it) and with the generated header (header.cpp).

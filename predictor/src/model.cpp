@@ -64,14 +64,14 @@ void Model::validate(const std::string& origin) const {
       if (f.key.empty()) bad(w + ": code feature without a key");
       continue;
     }
-    const auto& b = builtin_features();
-    const auto it = std::find_if(b.begin(), b.end(), [&](const Feature& x) { return x.name == f.name; });
-    if (it == b.end()) bad(w + ": not a feature this predictor can compute (a newer dop?)");
-    if (it->source != f.source)
-      bad(w + ": source '" + source_name(f.source) + "', this predictor computes it as " + source_name(it->source));
-    if (it->definition != f.definition)
-      bad(w + ": definition '" + f.definition + "' differs from this predictor's '" + it->definition + "'");
-    if (is_estimate(builtin_id(f.name)) && !platform.figures)
+    const int id = builtin_id(f.name);
+    if (id < 0) bad(w + ": not a feature this predictor can compute (a newer dop?)");
+    const Feature& b = builtin_features()[size_t(id)];
+    if (b.source != f.source)
+      bad(w + ": source '" + source_name(f.source) + "', this predictor computes it as " + source_name(b.source));
+    if (b.definition != f.definition)
+      bad(w + ": definition '" + f.definition + "' differs from this predictor's '" + b.definition + "'");
+    if (is_estimate(id) && !platform.figures)
       bad(w + ": an estimate feature, and the model has no estimate section (the platform figures)");
   }
   if (platform.figures) validate_figures(*platform.figures, origin, "estimate.");

@@ -146,8 +146,7 @@ pred::Model shell(const Dataset& data, const TrainOptions& o) {
   m.gpu_levels = data.gpu_levels;
   m.features = default_features(data, o.derived);
   if (o.estimate)
-    for (const auto& b : pred::builtin_features())
-      if (b.name == "est_rel" || b.name == "est_best_ms") m.features.push_back(b);
+    for (const char* name : {"est_rel", "est_best_ms"}) m.features.push_back(pred::builtin_feature(name));
   return m;
 }
 

@@ -82,6 +82,8 @@ struct Feature {
 /// The launch, derived and configuration features this predictor can compute, with their definitions. A model
 /// that names another, or gives another definition for one of these, is refused.
 const std::vector<Feature>& builtin_features();
+/// The builtin feature of that name; std::invalid_argument naming it when there is none.
+const Feature& builtin_feature(const std::string& name);
 /// Names of the builtin features that depend on the configuration (besides cpu_util and gpu_util themselves).
 bool depends_on_config(const std::string& builtin_name);
 
