@@ -4,7 +4,8 @@
 # calls and their difference.
 #   benchmarks/intercept_overhead.sh [BUILD_DIR] [CONFIG] [ROUNDS]
 # CONFIG: 1,0 when the application's device is a CPU (the native route); `auto` takes the model from DOP_MODEL.
-# BENCH_ENQUEUE_DEVICE=N puts the application on the N-th device of the first platform.
+# BENCH_ENQUEUE_DEVICE=N puts the application on the N-th device of the first platform. INTERCEPT_LIBS="NAME=LIB
+# ..." compares interposer libraries in the same rounds (e.g. before and after a change), one column each.
 set -euo pipefail
 build=${1:-build}
 config=${2:-1,0}
@@ -15,6 +16,7 @@ if [[ $config == auto ]]; then
   [[ -n ${DOP_MODEL:-} ]] || { echo "intercept_overhead.sh: CONFIG auto needs DOP_MODEL=MODEL.json" >&2; exit 2; }
   dop_args+=(--model "$DOP_MODEL")
 fi
+read -r -a libs <<<"${INTERCEPT_LIBS:-under=}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() {  # appends "name median_ns" per benchmark of one bench_enqueue run to $1
@@ -28,19 +30,27 @@ for b in json.load(sys.stdin)["benchmarks"]:
 }
 for _ in $(seq "$rounds"); do
   run "$tmp/alone" "$bench"
-  run "$tmp/under" "$build/bin/dop" exec "${dop_args[@]}" -- "$bench"
+  for l in "${libs[@]}"; do
+    lib_args=()
+    [[ -n ${l#*=} ]] && lib_args=(--lib "${l#*=}")
+    run "$tmp/${l%%=*}" "$build/bin/dop" exec "${dop_args[@]}" "${lib_args[@]}" -- "$bench"
+  done
 done
-python3 - "$tmp/alone" "$tmp/under" "$rounds" "$config" <<'PY'
+names=()
+for l in "${libs[@]}"; do names+=("${l%%=*}"); done
+python3 - "$tmp" "$rounds" "$config" "${names[@]}" <<'PY'
 import statistics, sys
+tmp, rounds, config, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 def medians(path):
     runs = {}
     for line in open(path):
         name, ns = line.split()
         runs.setdefault(name, []).append(float(ns))
     return {name: statistics.median(v) for name, v in runs.items()}
-alone, under = medians(sys.argv[1]), medians(sys.argv[2])
-print(f"median ns per timed call, median of {sys.argv[3]} interleaved runs of 9 x 4096 launches")
-print(f"{'launches':<26} {'alone':>8} {'under ' + sys.argv[4]:>12} {'added':>8}")
-for name in alone:
-    print(f"{name:<26} {alone[name]:>8.0f} {under[name]:>12.0f} {under[name] - alone[name]:>8.0f}")
+alone = medians(f"{tmp}/alone")
+under = {n: medians(f"{tmp}/{n}") for n in names}
+print(f"median ns per timed call (median of {rounds} interleaved runs of 9 x 4096 launches); dop exec --config {config}")
+print(f"{'launches':<26} {'alone':>8}" + "".join(f" {n:>10} {'added':>8}" for n in names))
+for b in alone:
+    print(f"{b:<26} {alone[b]:>8.0f}" + "".join(f" {under[n][b]:>10.0f} {under[n][b] - alone[b]:>8.0f}" for n in names))
 PY

@@ -182,16 +182,6 @@ uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
   return bits;
 }
 
-// The decision's class taken from the memo (s.m held).
-void take_class(const DopState& s, const DopState::ClassMemo& c, Decision& d) {
-  d.entry = c.entry;
-  d.spec = c.spec;
-  d.key = c.key;
-  d.measured = c.measured;
-  d.config = d.automatic ? c.model_config : s.config;
-  d.decide_us = c.decide_us;
-}
-
 // The model chose something other than the application's own device: the choice is checked by measurement, per
 // launch class (launch_class). A class starts on the application's device in
 // whole, timed (by finishing the queue before and after it). Trying the model's choice costs a launch or more of
@@ -199,8 +189,8 @@ void take_class(const DopState& s, const DopState::ClassMemo& c, Decision& d) {
 // the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
 // way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
 // and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
+// Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
-  std::lock_guard<std::mutex> l(s.m);
   DopState::Measured& m = *d.measured;
   const int launch = m.launches++;
   bool native;
@@ -224,14 +214,26 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
 }
 
-// What the decided configuration means for this launch on this queue: the application's device in whole (native),
-// or under auto a choice to check against it by measurement.
-void route(DopState& s, cl_command_queue queue, Decision& d) {
-  const cl_device_id dev = queue_device(queue);
+// What the decided configuration means for this launch on the device `dev` of its queue: the application's device
+// in whole (native), or under auto a choice to check against it by measurement. Called with s.m held.
+void route(DopState& s, cl_device_id dev, Decision& d) {
   d.native = native_route(d.config, dev, s.sel);
   if (!d.automatic) return;
   const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
   if (!d.native && (on_gpu || on_cpu) && s.check_auto) check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
+}
+
+// A launch decided by its class's memo (s.m held). What only a dop launch needs (its executor, spec and key) is
+// taken only for one.
+void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Decision& d) {
+  d.config = d.automatic ? c.model_config : s.config;
+  d.decide_us = c.decide_us;
+  d.measured = c.measured;
+  route(s, dev, d);
+  if (d.native) return;
+  d.entry = c.entry;
+  d.spec = c.spec;
+  d.key = c.key;
 }
 
 }  // namespace
@@ -371,16 +373,15 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     d.decide_us = ms_between(t, Clock::now()) * 1e3;
     d.config = pd.config;
   }
-  {
-    std::lock_guard<std::mutex> l(s.m);
-    d.measured = &s.measured[d.key + '\0' + ckey];
-    auto& memo = s.memo[kernel];
-    memo.name = plan.kernel_name;
-    auto c = memo.classes.insert_or_assign(
-        ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured});
-    memo.last = &*c.first;
-  }
-  route(s, queue, d);
+  const cl_device_id dev = queue_device(queue);
+  std::lock_guard<std::mutex> l(s.m);
+  d.measured = &s.measured[d.key + '\0' + ckey];
+  auto& memo = s.memo[kernel];
+  memo.name = plan.kernel_name;
+  auto c = memo.classes.insert_or_assign(
+      ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured});
+  memo.last = &*c.first;
+  route(s, dev, d);
   return {};
 }
 
@@ -398,6 +399,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     class_key(t, k->second, work_dim, global, local, key);
     kernel_buffers(t, k->second, kb);
   }
+  const cl_device_id dev = queue_device(queue);
   {
     std::lock_guard<std::mutex> l(s.m);
     auto m = s.memo.find(kernel);
@@ -411,11 +413,10 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     const DopState::ClassMemo& c = memo.last->second;
     if (c.entry->failed) return false;  // decide() says why
     d.automatic = s.auto_config;
-    take_class(s, c, d);
     d.known_class = true;
+    take_class(s, c, dev, d);
     if (log_enabled()) name = memo.name;
   }
-  route(s, queue, d);
   return true;
 }
 

@@ -3,6 +3,8 @@
  * results exactly and prints "<mode>: OK ..." (exit 0) or "<mode>: FAIL ..." (exit 1).
  *
  *   cl_app vecadd [N] [REPEAT]   1D, read-only inputs, write-only output, scalar n, an event waited on
+ *   cl_app shapes [N] [REPEAT]   vecadd at REPEAT NDRanges shrinking by 64 from N (n and the output's last element
+ *                                following), then one at N/2: launch classes that span shapes
  *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
  *   cl_app local                 a __local argument (a work-group reduction): dop falls back
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
@@ -106,6 +108,59 @@ static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
     float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
     if (c[i] != want) {
       if (bad < 3) printf("vecadd: c[%d] = %g, want %g\n", i, c[i], want);
+      ++bad;
+    }
+  }
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dc);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(a);
+  free(b);
+  free(c);
+  return bad;
+}
+
+/* vecadd at global sizes n, n - 64, ..., n - 64 (repeat - 1), then n / 2 (a multiple of 64), local 64, each with
+ * n = its global size - 3: the first launch's output is every later one's too (c[i] = a[i] + b[i] below n - 3, the
+ * rest untouched). */
+static int shapes(cl_command_queue q, int n, int repeat) {
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(float);
+  float* a = malloc(bytes);
+  float* b = malloc(bytes);
+  float* c = malloc(bytes);
+  for (int i = 0; i < n; ++i) {
+    a[i] = (float)i * 0.5f;
+    b[i] = (float)(2 * i + 1);
+    c[i] = -1.0f;
+  }
+  cl_program p = build(vecadd_src);
+  cl_kernel k = clCreateKernel(p, "vecadd", &err);
+  CHECK(err);
+  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  CHECK(err);
+  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+  CHECK(err);
+  cl_mem dc = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, c, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(k, 1, sizeof db, &db));
+  CHECK(clSetKernelArg(k, 2, sizeof dc, &dc));
+  const size_t local = 64;
+  for (int r = 0; r <= repeat; ++r) {
+    const size_t global = r < repeat ? (size_t)n - 64 * (size_t)r : (size_t)(n / 2 / 64 * 64);
+    const int active = (int)global - 3;
+    CHECK(clSetKernelArg(k, 3, sizeof active, &active));
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+  }
+  CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    float want = i < n - 3 ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
+    if (c[i] != want) {
+      if (bad < 3) printf("shapes: c[%d] = %g, want %g\n", i, c[i], want);
       ++bad;
     }
   }
@@ -348,8 +403,8 @@ static int resid(cl_command_queue q, int n) {
   CHECK(clEnqueueCopyBuffer(q, db, da, bytes / 2, 0, bytes / 2, 0, NULL, NULL));
   memcpy(a, b + n / 2, bytes / 2);
   int pattern = 42;
-  CHECK(clEnqueueFillBuffer(q, da, &pattern, sizeof pattern, bytes - 64 * sizeof(int), 64 * sizeof(int), 0, NULL,
-                            NULL));
+  CHECK(
+      clEnqueueFillBuffer(q, da, &pattern, sizeof pattern, bytes - 64 * sizeof(int), 64 * sizeof(int), 0, NULL, NULL));
   for (int i = n - 64; i < n; ++i) a[i] = 42;
   CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
   for (int i = 0; i < n; ++i) a[i] += p;
@@ -479,6 +534,15 @@ int main(int argc, char** argv) {
     double ms = 0;
     bad = vecadd(q, n, repeat, &ms);
     printf("vecadd: %s n=%d repeat=%d time_ms=%.3f\n", bad ? "FAIL" : "OK", n, repeat, ms);
+  } else if (strcmp(mode, "shapes") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : 69632;
+    int repeat = argc > 3 ? atoi(argv[3]) : 8;
+    if (n < 128 || n % 64 != 0 || repeat < 1 || 64 * (repeat - 1) >= n) {
+      fprintf(stderr, "cl_app: shapes needs N a multiple of 64 (>= 128) and 1 <= REPEAT <= N / 64\n");
+      return 2;
+    }
+    bad = shapes(q, n, repeat);
+    printf("shapes: %s n=%d repeat=%d\n", bad ? "FAIL" : "OK", n, repeat);
   } else if (strcmp(mode, "rw2d") == 0) {
     bad = rw2d(q);
     printf("rw2d: %s\n", bad ? "FAIL" : "OK");
