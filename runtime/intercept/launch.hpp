@@ -24,6 +24,8 @@
 
 namespace dop::intercept {
 
+using Clock = std::chrono::steady_clock;
+
 struct DopState {
   std::atomic<bool> ready{false};  // initialise has run: sel, config, auto_config and init_error no longer change
   std::mutex m;                    // guards everything below (dop launches run one at a time on the worker)
@@ -51,6 +53,7 @@ struct DopState {
     double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
     int native_n = 0, dop_n = 0, launches = 0;
     int interval = 8, next_check = 16;  // when the slower way is timed again
+    Clock::time_point first;            // the class's first launch: its native launches cannot have taken longer
   };
   std::map<std::string, Measured> measured;
   // Per application kernel and launch class (decide.cpp: its argument signature, the power of two of its work-items,
@@ -95,7 +98,6 @@ void initialise(DopState& s);
 // A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
 bool fixed_native(cl_command_queue queue);
 
-using Clock = std::chrono::steady_clock;
 inline double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }

@@ -59,39 +59,79 @@ static const char* vecadd_src =
     "  if (i < n) c[i] = a[i] + b[i];\n"
     "}\n";
 
-/* vecadd of n floats, `repeat` launches; returns 0 when every element is exact. */
-static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
+/* vecadd's inputs and output on the host and on the device, its kernel with the buffers set (n not yet). */
+struct vecadd_data {
+  int n;
+  float *a, *b, *c;
+  cl_program p;
+  cl_kernel k;
+  cl_mem da, db, dc;
+};
+
+static struct vecadd_data vecadd_make(cl_command_queue q, int n) {
+  struct vecadd_data v = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   cl_int err;
   size_t bytes = (size_t)n * sizeof(float);
-  float* a = malloc(bytes);
-  float* b = malloc(bytes);
-  float* c = malloc(bytes);
+  v.a = malloc(bytes);
+  v.b = malloc(bytes);
+  v.c = malloc(bytes);
   for (int i = 0; i < n; ++i) {
-    a[i] = (float)i * 0.5f;
-    b[i] = (float)(2 * i + 1);
-    c[i] = -1.0f;
+    v.a[i] = (float)i * 0.5f;
+    v.b[i] = (float)(2 * i + 1);
+    v.c[i] = -1.0f;
   }
-  cl_program p = build(vecadd_src);
-  cl_kernel k = clCreateKernel(p, "vecadd", &err);
+  v.p = build(vecadd_src);
+  v.k = clCreateKernel(v.p, "vecadd", &err);
   CHECK(err);
-  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  v.da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.a, &err);
   CHECK(err);
-  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+  v.db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.b, &err);
   CHECK(err);
-  cl_mem dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
+  v.dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
   CHECK(err);
-  CHECK(clEnqueueWriteBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
-  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
-  CHECK(clSetKernelArg(k, 1, sizeof db, &db));
-  CHECK(clSetKernelArg(k, 2, sizeof dc, &dc));
+  CHECK(clEnqueueWriteBuffer(q, v.dc, CL_TRUE, 0, bytes, v.c, 0, NULL, NULL));
+  CHECK(clSetKernelArg(v.k, 0, sizeof v.da, &v.da));
+  CHECK(clSetKernelArg(v.k, 1, sizeof v.db, &v.db));
+  CHECK(clSetKernelArg(v.k, 2, sizeof v.dc, &v.dc));
+  return v;
+}
+
+/* Reads the output and counts the elements that are not a + b below `active` and -1 from there (printing a few). */
+static int vecadd_check(cl_command_queue q, struct vecadd_data* v, int active, const char* mode) {
+  CHECK(clEnqueueReadBuffer(q, v->dc, CL_TRUE, 0, (size_t)v->n * sizeof(float), v->c, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < v->n; ++i) {
+    float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
+    if (v->c[i] != want) {
+      if (bad < 3) printf("%s: c[%d] = %g, want %g\n", mode, i, v->c[i], want);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+static void vecadd_free(struct vecadd_data* v) {
+  clReleaseMemObject(v->da);
+  clReleaseMemObject(v->db);
+  clReleaseMemObject(v->dc);
+  clReleaseKernel(v->k);
+  clReleaseProgram(v->p);
+  free(v->a);
+  free(v->b);
+  free(v->c);
+}
+
+/* vecadd of n floats, `repeat` launches; returns 0 when every element is exact. */
+static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
+  struct vecadd_data v = vecadd_make(q, n);
   /* Leave the last few elements out (n - 3): they must keep their -1. */
   int active = n - 3;
-  CHECK(clSetKernelArg(k, 3, sizeof active, &active));
+  CHECK(clSetKernelArg(v.k, 3, sizeof active, &active));
   size_t global = (size_t)n, local = 64;
   double t0 = now_ms();
   for (int r = 0; r < repeat; ++r) {
     cl_event ev;
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, (n % 64 == 0) ? &local : NULL, 0, NULL, &ev));
+    CHECK(clEnqueueNDRangeKernel(q, v.k, 1, NULL, &global, (n % 64 == 0) ? &local : NULL, 0, NULL, &ev));
     CHECK(clWaitForEvents(1, &ev));
     cl_int status = -1;
     CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
@@ -101,24 +141,10 @@ static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
     }
     CHECK(clReleaseEvent(ev));
   }
-  CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+  CHECK(clFinish(q));
   *ms = now_ms() - t0;
-  int bad = 0;
-  for (int i = 0; i < n; ++i) {
-    float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
-    if (c[i] != want) {
-      if (bad < 3) printf("vecadd: c[%d] = %g, want %g\n", i, c[i], want);
-      ++bad;
-    }
-  }
-  clReleaseMemObject(da);
-  clReleaseMemObject(db);
-  clReleaseMemObject(dc);
-  clReleaseKernel(k);
-  clReleaseProgram(p);
-  free(a);
-  free(b);
-  free(c);
+  int bad = vecadd_check(q, &v, active, "vecadd");
+  vecadd_free(&v);
   return bad;
 }
 
@@ -126,52 +152,16 @@ static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
  * n = its global size - 3: the first launch's output is every later one's too (c[i] = a[i] + b[i] below n - 3, the
  * rest untouched). */
 static int shapes(cl_command_queue q, int n, int repeat) {
-  cl_int err;
-  size_t bytes = (size_t)n * sizeof(float);
-  float* a = malloc(bytes);
-  float* b = malloc(bytes);
-  float* c = malloc(bytes);
-  for (int i = 0; i < n; ++i) {
-    a[i] = (float)i * 0.5f;
-    b[i] = (float)(2 * i + 1);
-    c[i] = -1.0f;
-  }
-  cl_program p = build(vecadd_src);
-  cl_kernel k = clCreateKernel(p, "vecadd", &err);
-  CHECK(err);
-  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
-  CHECK(err);
-  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
-  CHECK(err);
-  cl_mem dc = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, c, &err);
-  CHECK(err);
-  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
-  CHECK(clSetKernelArg(k, 1, sizeof db, &db));
-  CHECK(clSetKernelArg(k, 2, sizeof dc, &dc));
+  struct vecadd_data v = vecadd_make(q, n);
   const size_t local = 64;
   for (int r = 0; r <= repeat; ++r) {
     const size_t global = r < repeat ? (size_t)n - 64 * (size_t)r : (size_t)(n / 2 / 64 * 64);
     const int active = (int)global - 3;
-    CHECK(clSetKernelArg(k, 3, sizeof active, &active));
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    CHECK(clSetKernelArg(v.k, 3, sizeof active, &active));
+    CHECK(clEnqueueNDRangeKernel(q, v.k, 1, NULL, &global, &local, 0, NULL, NULL));
   }
-  CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
-  int bad = 0;
-  for (int i = 0; i < n; ++i) {
-    float want = i < n - 3 ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
-    if (c[i] != want) {
-      if (bad < 3) printf("shapes: c[%d] = %g, want %g\n", i, c[i], want);
-      ++bad;
-    }
-  }
-  clReleaseMemObject(da);
-  clReleaseMemObject(db);
-  clReleaseMemObject(dc);
-  clReleaseKernel(k);
-  clReleaseProgram(p);
-  free(a);
-  free(b);
-  free(c);
+  int bad = vecadd_check(q, &v, n - 3, "shapes");
+  vecadd_free(&v);
   return bad;
 }
 
