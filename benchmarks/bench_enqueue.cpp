@@ -1,8 +1,11 @@
 // What an application's clEnqueueNDRangeKernel costs the calling thread: run it alone and under the interposer
 // (benchmarks/intercept_overhead.sh runs both and prints the difference). The launch is one the interposer routes
 // natively when DOP_CONFIG gives the queue's device in whole (`1,0` for a CPU device, `0,1` for a GPU): the added
-// cost is the decision and the residency bookkeeping. Only the enqueue call is timed; the queue is finished (not
-// timed) every 64 launches.
+// cost is the decision and the residency bookkeeping. Three launch patterns: the same launch again
+// (BM_EnqueueNDRange), a scalar argument that changes at every launch, as a step counter does (BM_EnqueueNDRangeArgs,
+// its clSetKernelArg timed too), and an NDRange that shrinks at every launch within one power of two, as a
+// factorisation's does (BM_EnqueueNDRangeShapes). Only those calls are timed; the queue is finished (not timed) every
+// 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
@@ -25,9 +28,15 @@ struct App {
   App() {
     cl_platform_id platform;
     cl_device_id dev;
+    cl_device_id devs[16];
+    cl_uint n = 0;
     cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-    if (err == CL_SUCCESS) err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &dev, nullptr);
+    if (err == CL_SUCCESS) err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &n);
     if (err != CL_SUCCESS) fail("no OpenCL device", err);
+    const char* which = std::getenv("BENCH_ENQUEUE_DEVICE");
+    const cl_uint i = which ? cl_uint(std::strtoul(which, nullptr, 10)) : 0;
+    if (i >= n) fail("BENCH_ENQUEUE_DEVICE: no such device", CL_DEVICE_NOT_FOUND);
+    dev = devs[i];
     ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     q = clCreateCommandQueue(ctx, dev, 0, &err);
     p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
@@ -46,22 +55,58 @@ struct App {
   }
 };
 
-void BM_EnqueueNDRange(benchmark::State& state) {
-  static App app;
-  const size_t global = 4096, local = 64;
+App& app() {
+  static App a;
+  return a;
+}
+
+// Times `launch(n)` (n: the launch's index) over the benchmark's iterations, the queue finished untimed every 64.
+template <typename Launch>
+void run_launches(benchmark::State& state, Launch launch) {
   int n = 0;
   for (auto _ : state) {
-    if (clEnqueueNDRangeKernel(app.q, app.k, 1, nullptr, &global, &local, 0, nullptr, nullptr) != CL_SUCCESS)
-      state.SkipWithError("clEnqueueNDRangeKernel failed");
+    if (launch(n) != CL_SUCCESS) state.SkipWithError("clEnqueueNDRangeKernel failed");
     if (++n % 64 == 0) {
       state.PauseTiming();
-      clFinish(app.q);
+      clFinish(app().q);
       state.ResumeTiming();
     }
   }
-  clFinish(app.q);
+  clFinish(app().q);
 }
+
+const size_t kLocal = 64;
+
+void BM_EnqueueNDRange(benchmark::State& state) {
+  const size_t global = 4096;
+  run_launches(state, [&](int) {
+    return clEnqueueNDRangeKernel(app().q, app().k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+  });
+}
+
+void BM_EnqueueNDRangeArgs(benchmark::State& state) {
+  const size_t global = 4096;
+  run_launches(state, [&](int n) {
+    const float a = 1.0f / float(n + 1);
+    cl_int err = clSetKernelArg(app().k, 2, sizeof a, &a);
+    if (err == CL_SUCCESS)
+      err = clEnqueueNDRangeKernel(app().q, app().k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+    return err;
+  });
+  const float a = 0.5f;
+  clSetKernelArg(app().k, 2, sizeof a, &a);
+}
+
+void BM_EnqueueNDRangeShapes(benchmark::State& state) {
+  run_launches(state, [&](int n) {
+    const size_t global = 4096 - kLocal * size_t(1 + n % 31);  // 4032 down to 2112: work-items within [2048, 4096)
+    return clEnqueueNDRangeKernel(app().q, app().k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+  });
+}
+
 BENCHMARK(BM_EnqueueNDRange)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EnqueueNDRangeArgs)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EnqueueNDRangeShapes)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 
 }  // namespace
 

@@ -1,26 +1,56 @@
 #!/usr/bin/env bash
-# The interposer's added cost per launch on the native route (docs/intercept.md, "Overhead"): bench_enqueue alone
-# and under `dop exec` at the configuration that is the application's device in whole, interleaved ROUNDS times;
-# prints the medians of the enqueue call and their difference.
-#   benchmarks/intercept_overhead.sh [BUILD_DIR] [CONFIG] [ROUNDS]      (CONFIG: 1,0 when the app's device is a CPU)
+# The interposer's added cost per launch (docs/intercept.md, "Overhead"): bench_enqueue alone and under `dop exec
+# --config CONFIG`, interleaved ROUNDS times; prints, per launch pattern of bench_enqueue, the medians of the timed
+# calls and their difference.
+#   benchmarks/intercept_overhead.sh [BUILD_DIR] [CONFIG] [ROUNDS]
+# CONFIG: 1,0 when the application's device is a CPU (the native route); `auto` takes the model from DOP_MODEL.
+# BENCH_ENQUEUE_DEVICE=N puts the application on the N-th device of the first platform. INTERCEPT_LIBS="NAME=LIB
+# ..." compares interposer libraries in the same rounds (e.g. before and after a change), one column each.
 set -euo pipefail
 build=${1:-build}
 config=${2:-1,0}
 rounds=${3:-3}
 bench="$build/bin/bench_enqueue"
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-run() {  # the median enqueue time (ns) of one bench_enqueue run
-  "$@" --benchmark_format=json 2>/dev/null |
-    python3 -c 'import json,sys; print([b["real_time"] for b in json.load(sys.stdin)["benchmarks"] if b["aggregate_name"] == "median"][0])'
+dop_args=(--config "$config")
+if [[ $config == auto ]]; then
+  [[ -n ${DOP_MODEL:-} ]] || { echo "intercept_overhead.sh: CONFIG auto needs DOP_MODEL=MODEL.json" >&2; exit 2; }
+  dop_args+=(--model "$DOP_MODEL")
+fi
+read -r -a libs <<<"${INTERCEPT_LIBS:-under=}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() {  # appends "name median_ns" per benchmark of one bench_enqueue run to $1
+  local out=$1
+  shift
+  "$@" --benchmark_format=json 2>/dev/null | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["benchmarks"]:
+    if b["aggregate_name"] == "median":
+        print(b["run_name"].split("/")[0], b["real_time"])' >>"$out"
 }
-alone=() under=()
 for _ in $(seq "$rounds"); do
-  alone+=("$(run "$bench")")
-  under+=("$(run "$build/bin/dop" exec --config "$config" -- "$bench")")
+  run "$tmp/alone" "$bench"
+  for l in "${libs[@]}"; do
+    lib_args=()
+    [[ -n ${l#*=} ]] && lib_args=(--lib "${l#*=}")
+    run "$tmp/${l%%=*}" "$build/bin/dop" exec "${dop_args[@]}" "${lib_args[@]}" -- "$bench"
+  done
 done
-a=$(printf '%s\n' "${alone[@]}" | median)
-u=$(printf '%s\n' "${under[@]}" | median)
-printf 'enqueue (median of %s runs of 9 x 4096 launches)\n' "$rounds"
-printf '  alone:                 %8.0f ns\n' "$a"
-printf '  under dop exec %-6s  %8.0f ns\n' "$config:" "$u"
-printf '  added:                 %8.0f ns\n' "$(echo "$u - $a" | bc -l)"
+names=()
+for l in "${libs[@]}"; do names+=("${l%%=*}"); done
+python3 - "$tmp" "$rounds" "$config" "${names[@]}" <<'PY'
+import statistics, sys
+tmp, rounds, config, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+def medians(path):
+    runs = {}
+    for line in open(path):
+        name, ns = line.split()
+        runs.setdefault(name, []).append(float(ns))
+    return {name: statistics.median(v) for name, v in runs.items()}
+alone = medians(f"{tmp}/alone")
+under = {n: medians(f"{tmp}/{n}") for n in names}
+print(f"median ns per timed call (median of {rounds} interleaved runs of 9 x 4096 launches); dop exec --config {config}")
+print(f"{'launches':<26} {'alone':>8}" + "".join(f" {n:>10} {'added':>8}" for n in names))
+for b in alone:
+    print(f"{b:<26} {alone[b]:>8.0f}" + "".join(f" {under[n][b]:>10.0f} {under[n][b] - alone[b]:>8.0f}" for n in names))
+PY

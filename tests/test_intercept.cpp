@@ -426,6 +426,52 @@ TEST_CASE("intercept: a kernel without forms says how to get bundles, and a near
 }
 
 #if DOP_ANALYSIS
+// Under DOP_CONFIG=auto a launch class spans the NDRanges of one power of two of work-items (and the scalars the
+// model does not read): its first launch asks the model, the later ones, whatever their exact shape, take the class's
+// decision from the memo (class=known, the first launch's decide_us), and what the class measured is shared.
+TEST_CASE("intercept: under auto, shapes of one launch class share its decision and its measurements", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_classes";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  const std::string env = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' ";
+  const std::string exec = "'" + dop::test::dop_binary() + "' exec --config auto --model '" + model + "' --log -- '";
+  // 8 launches of 69632 - 64 r work-items (r = 0..7: all within [65536, 131072)), then one of 34816.
+  auto r = run_command(env + exec + app() + "' shapes 69632 8");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("shapes: OK") != std::string::npos);
+  auto lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 9);
+  CHECK(field(lines[0], "class") == "new");
+  CHECK(field(lines[0], "global") == "69632");
+  for (size_t i = 1; i < 8; ++i) {
+    CHECK(field(lines[i], "global") == std::to_string(69632 - 64 * i));
+    CHECK(field(lines[i], "class") == "known");
+    CHECK(field(lines[i], "decide_us") == field(lines[0], "decide_us"));  // the model was not asked again
+  }
+  CHECK(field(lines[8], "global") == "34816");
+  CHECK(field(lines[8], "class") == "new");  // another power of two: another class
+  for (const auto& l : lines) CHECK(l.find("fallback") == std::string::npos);
+
+  // What the class measured is shared by its shapes: with no exploration budget, the application's device is timed
+  // at the first shape, the model's choice at the second, and the third runs the faster way measured.
+  r = run_command(env + "DOP_AUTO_EXPLORE_MS=0 " + exec + app() + "' shapes 69632 8");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("shapes: OK") != std::string::npos);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 9);
+  if (field(lines[0], "auto") == "native" && field(lines[0], "route") == "native" &&
+      lines[0].find("config=1,0 ") != std::string::npos && field(lines[1], "auto") == "model") {
+    CHECK(field(lines[1], "route") == "dop");
+    CHECK(number(lines[1], "cpu_wg") + number(lines[1], "gpu_wg") == 69568 / 64);  // the exact NDRange ran
+    for (size_t i = 2; i < 8; ++i) CHECK(field(lines[i], "auto") == "measured");
+  } else {
+    // The model chose the application's device (pocl:0 in whole): nothing to measure.
+    for (size_t i = 0; i < 8; ++i) CHECK(field(lines[i], "auto") == "model");
+  }
+}
+
 // The forms made on the fly (DOP_BUNDLER, which dop exec sets in an analysis build) and kept in the forms cache
 // (DOP_CACHE_DIR/forms): DOP_CONFIG=auto without any DOP_BUNDLES runs with the model, later processes read the
 // cache without the bundler, a corrupt entry is made again, a failed analysis is a negative entry.

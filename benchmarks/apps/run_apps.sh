@@ -19,6 +19,8 @@ apps="stencil,gemm_chain,lu,compute,tiny,tiny --ooo,tiny --threads 2,stream"
 json=""
 tsv=""
 dop_args=()
+declare -A libs=()
+lib_names=()
 
 usage() {
   cat <<EOF
@@ -32,6 +34,8 @@ usage: $0 [options]
   --dop PATH        the dop binary (default $dop)
   --bin DIR         the applications' folder (default $bin)
   --dop-arg ARG     an extra argument for every dop exec (repeatable, e.g. --dop-arg --memory --dop-arg copy)
+  --lib NAME=LIB    with --model: run auto once per interposer library given (repeatable; mode auto@NAME), to
+                    compare libraries (e.g. before and after a change) in the same interleaved runs
   --json FILE       write the results as JSON
   --tsv FILE        write the results as TSV
 EOF
@@ -44,7 +48,7 @@ die() {
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --size | --repeat | --warmup | --configs | --model | --apps | --dop | --bin | --dop-arg | --json | --tsv)
+    --size | --repeat | --warmup | --configs | --model | --apps | --dop | --bin | --dop-arg | --lib | --json | --tsv)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case "$1" in
         --size) size=$2 ;;
@@ -56,6 +60,11 @@ while [[ $# -gt 0 ]]; do
         --dop) dop=$2 ;;
         --bin) bin=$2 ;;
         --dop-arg) dop_args+=("$2") ;;
+        --lib)
+          [[ $2 == ?*=?* ]] || die "--lib takes NAME=LIB, not '$2'"
+          libs[${2%%=*}]=${2#*=}
+          lib_names+=("${2%%=*}")
+          ;;
         --json) json=$2 ;;
         --tsv) tsv=$2 ;;
       esac
@@ -80,7 +89,11 @@ done
 modes=(native-gpu native-cpu)
 if [[ -n $model ]]; then
   [[ -r $model ]] || die "cannot read the model $model"
-  modes+=("dop:auto")
+  if [[ ${#lib_names[@]} -eq 0 ]]; then
+    modes+=("dop:auto")
+  else
+    for l in "${lib_names[@]}"; do modes+=("dop:auto@$l"); done
+  fi
 fi
 for c in $configs; do modes+=("dop:$c"); done
 if [[ ${#modes[@]} -gt 2 && ! -x $dop ]]; then die "no dop binary at $dop (build it, or give --dop)"; fi
@@ -117,6 +130,8 @@ run_one() {
     native-cpu) APP_DEVICE=cpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:auto) env -u APP_DEVICE "$dop" exec --config auto --model "$model" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
+    dop:auto@*) env -u APP_DEVICE "$dop" exec --config auto --model "$model" --lib "${libs[${mode#dop:auto@}]}" \
+      "${dop_args[@]}" -- "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:*) env -u APP_DEVICE "$dop" exec --config "${mode#dop:}" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
   esac

@@ -1,6 +1,7 @@
 // What dop can run of a launch and what it decides for it: the launch's plan from the tables, its spec and executor,
 // DOP_CONFIG or the model (memoised per application kernel), and auto's check against the application's device.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "launch.hpp"
@@ -62,30 +63,6 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
   return spec;
 }
 
-// What a launch's decision depends on, besides the kernel: its program, shape, scalar values and buffer sizes.
-std::string launch_signature(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local) {
-  std::string sig;
-  sig.reserve(96 + plan.options.size() + plan.kernel_name.size());
-  auto put = [&sig](const void* p, size_t n) { sig.append(static_cast<const char*>(p), n); };
-  put(&plan.source_hash, sizeof plan.source_hash);
-  sig += plan.options + '\0' + plan.kernel_name + '\0';
-  put(&work_dim, sizeof work_dim);
-  put(global, work_dim * sizeof(size_t));
-  if (local) put(local, work_dim * sizeof(size_t));
-  sig += local ? 'l' : 'a';
-  for (size_t i = 0; i < plan.args.size(); ++i) {
-    const ArgInfo& a = plan.args[i];
-    if (a.kind == ArgInfo::Kind::mem) {
-      put(&plan.buffers[i].size, sizeof(size_t));
-      put(&plan.buffers[i].flags, sizeof(cl_mem_flags));
-    } else {
-      sig += char(a.bytes.size());
-      sig.append(a.bytes.begin(), a.bytes.end());
-    }
-  }
-  return sig;
-}
-
 // The integer scalar arguments by name, for the model's size expressions (as unsigned values of their size).
 pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
   pred::ArgValues v;
@@ -144,14 +121,65 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   return e;
 }
 
-// The launch class of a launch: its executor key and its work-items to the nearest power of two, so that an NDRange
-// that shrinks step by step still meets its class again. Called with s.m held, once per kernel and signature.
-DopState::Measured* launch_class(DopState& s, const std::string& key, cl_uint work_dim, const size_t* global) {
-  size_t items = 1;
-  for (cl_uint i = 0; i < work_dim; ++i) items *= global[i];
-  int bucket = 0;
-  while (items > 1) items >>= 1, ++bucket;
-  return &s.measured[key + '\0' + std::to_string(bucket)];
+int log2_floor(uint64_t x) { return x ? 63 - __builtin_clzll(x) : 0; }
+
+// The launch's class key (t.m held), into `key`: what its decision is kept for. The argument signature (each
+// argument's kind; a buffer's size and flags; a scalar's size), the work dimensions, the work-items to the power of
+// two below (so that an NDRange that shrinks step by step meets its class again), the local size as given, and for
+// the scalars the model's size expressions read (KernelInfo::class_scalars) their values' power of two. Not the
+// exact NDRange, not the buffers' identities, not other scalar values: a step counter or a shrinking NDRange is one
+// class. The kernel (with its program, source and build options) is the memo's key.
+void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const size_t* global, const size_t* local,
+               std::string& key) {
+  key.clear();
+  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  uint64_t items = 1;
+  for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
+  key += char(work_dim);
+  key += char(log2_floor(items));
+  if (local)
+    put(local, work_dim * sizeof(size_t));
+  else
+    key += 'a';
+  for (size_t i = 0; i < k.args.size(); ++i) {
+    const ArgInfo& a = k.args[i];
+    key += char(a.kind);
+    if (a.kind == ArgInfo::Kind::mem) {
+      auto b = t.buffers.find(a.mem);
+      if (b == t.buffers.end()) {
+        key += '?';
+        continue;
+      }
+      put(&b->second.size, sizeof b->second.size);
+      put(&b->second.flags, sizeof b->second.flags);
+    } else if (a.kind == ArgInfo::Kind::scalar) {
+      put(&a.size, sizeof a.size);
+      if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8) {
+        uint64_t x = 0;
+        std::memcpy(&x, a.bytes.data(), a.bytes.size());  // little-endian hosts, as scalar_values
+        key += char(log2_floor(x));
+      }
+    }
+  }
+}
+
+// Bit i: scalar argument i is a name in one of the model's size expressions of the kernel's code features.
+uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
+  uint64_t bits = 0;
+  for (const auto& [feature, expr] : model.code.exprs)
+    for (size_t p = 0; p < expr.size();) {
+      if (!(std::isalpha(static_cast<unsigned char>(expr[p])) || expr[p] == '_')) {
+        ++p;
+        continue;
+      }
+      size_t e = p;
+      while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
+      const std::string name = expr.substr(p, e - p);
+      for (size_t i = 0; i < spec.args.size() && i < 64; ++i)
+        if (spec.args[i].kind == ArgKind::scalar && spec.args[i].name == name) bits |= uint64_t(1) << i;
+      p = e;
+    }
+  return bits;
 }
 
 // The model chose something other than the application's own device: the choice is checked by measurement, per
@@ -161,10 +189,11 @@ DopState::Measured* launch_class(DopState& s, const std::string& key, cl_uint wo
 // the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
 // way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
 // and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
+// Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
-  std::lock_guard<std::mutex> l(s.m);
   DopState::Measured& m = *d.measured;
   const int launch = m.launches++;
+  if (launch == 0) m.first = Clock::now();
   bool native;
   if (m.native_n == 0 && m.dop_n == 0) {
     native = s.native_first;
@@ -172,7 +201,9 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   } else if (m.native_n == 0) {
     native = d.timed = true;
   } else if (m.dop_n == 0) {
-    native = double(launch) * m.native_ms < s.explore_ms;
+    // The class's native time so far: its launches at the timed one's time, but never more than the wall time since
+    // its first launch (a timed launch waits for the queue to drain: a stream of tiny launches takes far less each).
+    native = std::min(double(launch) * m.native_ms, ms_between(m.first, Clock::now())) < s.explore_ms;
     d.timed = !native;
   } else {
     const bool native_wins = m.native_ms <= m.dop_ms;
@@ -184,6 +215,28 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   d.native = native;
   if (native) d.config = native_config;
   d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
+}
+
+// What the decided configuration means for this launch on the device `dev` of its queue: the application's device
+// in whole (native), or under auto a choice to check against it by measurement. Called with s.m held.
+void route(DopState& s, cl_device_id dev, Decision& d) {
+  d.native = native_route(d.config, dev, s.sel);
+  if (!d.automatic) return;
+  const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
+  if (!d.native && (on_gpu || on_cpu) && s.check_auto) check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
+}
+
+// A launch decided by its class's memo (s.m held). What only a dop launch needs (its executor, spec and key) is
+// taken only for one.
+void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Decision& d) {
+  d.config = d.automatic ? c.model_config : s.config;
+  d.decide_us = c.decide_us;
+  d.measured = c.measured;
+  route(s, dev, d);
+  if (d.native) return;
+  d.entry = c.entry;
+  d.spec = c.spec;
+  d.key = c.key;
 }
 
 }  // namespace
@@ -275,72 +328,120 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     if (d.native) return {};
   }
   if (!not_runnable.empty()) return not_runnable;
-  const std::string signature = launch_signature(plan, work_dim, global, local);
-  bool known = false;
+  auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    auto f = s.failed.find(d.key);
+    if (f != s.failed.end()) return "failed before: " + f->second;
+  }
+  d.entry = executor_for(s, plan, *spec, d.key);
+  {
+    std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
+    const Spec& es = d.entry->exec->spec();
+    for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) spec->args[i].name = es.args[i].name;
+  }
+  d.spec = spec;
+  std::string ckey;
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto k = t.kernels.find(kernel);
+    if (k == t.kernels.end()) return "kernel no longer known";
+    if (d.automatic) k->second.class_scalars = model_scalars(*d.entry->model, *spec);
+    class_key(t, k->second, work_dim, global, local, ckey);
+  }
+  if (d.automatic) {
+    // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
+    // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
+    const auto t = Clock::now();
+    pred::LaunchShape shape;
+    shape.work_dim = work_dim;
+    std::vector<size_t> wg;
+    if (!local) {
+      std::lock_guard<std::mutex> l(d.entry->m);
+      wg = d.entry->exec->local_size();
+    }
+    for (cl_uint i = 0; i < work_dim; ++i) {
+      shape.global[i] = global[i];
+      shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
+    }
+    // The buffers' bytes by their cl_mem flags. Where their valid copy is stays "host" (data_on_gpu false): dop
+    // runs a launch from its host copy of each buffer (residency.hpp), and its GPU executor receives the inputs
+    // from there, even where the application's own cl_mem on the GPU is current. Passing "on the GPU" needs the
+    // executor to run from the application's cl_mem (the delivery issue).
+    shape.in_bytes = spec->in_bytes();
+    shape.out_bytes = spec->out_bytes();
+    const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code, shape,
+                                                                scalar_values(*spec, plan));
+    d.decide_us = ms_between(t, Clock::now()) * 1e3;
+    d.config = pd.config;
+  }
+  const cl_device_id dev = queue_device(queue);
+  std::lock_guard<std::mutex> l(s.m);
+  d.measured = &s.measured[d.key + '\0' + ckey];
+  auto& memo = s.memo[kernel];
+  memo.name = plan.kernel_name;
+  auto c = memo.classes.insert_or_assign(
+      ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured});
+  memo.last = &*c.first;
+  route(s, dev, d);
+  return {};
+}
+
+bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
+                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name) {
+  DopState& s = dop_state();
+  if (!s.ready.load(std::memory_order_acquire) || !s.init_error.empty()) return false;
+  if (work_dim < 1 || work_dim > 3 || !global) return false;
+  thread_local std::string key;  // its capacity kept: no allocation per launch
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto k = t.kernels.find(kernel);
+    if (k == t.kernels.end()) return false;
+    class_key(t, k->second, work_dim, global, local, key);
+    kernel_buffers(t, k->second, kb);
+  }
+  const cl_device_id dev = queue_device(queue);
   {
     std::lock_guard<std::mutex> l(s.m);
     auto m = s.memo.find(kernel);
-    if (m != s.memo.end() && m->second.signature == signature) {
-      d.entry = m->second.entry;
-      d.spec = m->second.spec;
-      d.key = m->second.key;
-      d.measured = m->second.measured;
-      if (d.automatic) d.config = m->second.model_config, d.decide_us = m->second.decide_us;
-      known = true;
+    if (m == s.memo.end()) return false;
+    DopState::KernelMemo& memo = m->second;
+    if (!memo.last || memo.last->first != key) {
+      auto c = memo.classes.find(key);
+      if (c == memo.classes.end()) return false;
+      memo.last = &*c;
     }
+    const DopState::ClassMemo& c = memo.last->second;
+    if (c.entry->failed) return false;  // decide() says why
+    d.automatic = s.auto_config;
+    d.known_class = true;
+    take_class(s, c, dev, d);
+    if (log_enabled()) name = memo.name;
   }
-  if (!known) {
-    auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
-    {
-      std::lock_guard<std::mutex> l(s.m);
-      auto f = s.failed.find(d.key);
-      if (f != s.failed.end()) return "failed before: " + f->second;
-    }
-    d.entry = executor_for(s, plan, *spec, d.key);
-    {
-      std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
-      const Spec& es = d.entry->exec->spec();
-      for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) spec->args[i].name = es.args[i].name;
-    }
-    d.spec = spec;
-    if (d.automatic) {
-      // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
-      // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
-      const auto t = Clock::now();
-      pred::LaunchShape shape;
-      shape.work_dim = work_dim;
-      std::vector<size_t> wg;
-      if (!local) {
-        std::lock_guard<std::mutex> l(d.entry->m);
-        wg = d.entry->exec->local_size();
-      }
-      for (cl_uint i = 0; i < work_dim; ++i) {
-        shape.global[i] = global[i];
-        shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
-      }
-      // The buffers' bytes by their cl_mem flags. Where their valid copy is stays "host" (data_on_gpu false): dop
-      // runs a launch from its host copy of each buffer (residency.hpp), and its GPU executor receives the inputs
-      // from there, even where the application's own cl_mem on the GPU is current. Passing "on the GPU" needs the
-      // executor to run from the application's cl_mem (the delivery issue).
-      shape.in_bytes = spec->in_bytes();
-      shape.out_bytes = spec->out_bytes();
-      const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code,
-                                                                  shape, scalar_values(*spec, plan));
-      d.decide_us = ms_between(t, Clock::now()) * 1e3;
-      d.config = pd.config;
-    }
-    std::lock_guard<std::mutex> l(s.m);
-    d.measured = launch_class(s, d.key, work_dim, global);
-    s.memo[kernel] = DopState::KernelMemo{signature, d.entry, d.spec, d.key, d.config, d.decide_us, d.measured};
-  }
-  if (d.automatic) {
-    const cl_device_id dev = queue_device(queue);
-    d.native = native_route(d.config, dev, s.sel);
-    const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
-    if (!d.native && (on_gpu || on_cpu) && s.check_auto)
-      check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
-  }
-  return {};
+  return true;
+}
+
+void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d) {
+  const std::vector<size_t> g(global, global + work_dim),
+      l = local ? std::vector<size_t>(local, local + work_dim) : std::vector<size_t>{};
+  if (d.spec->global == g && d.spec->local == l) return;
+  auto next = std::make_shared<Spec>(*d.spec);
+  next->global = g;
+  next->local = l;
+  d.spec = next;
+  DopState& s = dop_state();
+  std::lock_guard<std::mutex> lock(s.m);
+  auto m = s.memo.find(kernel);
+  if (m != s.memo.end() && m->second.last && m->second.last->second.entry == d.entry)
+    m->second.last->second.spec = d.spec;  // the next launch of this shape: kept
+}
+
+void forget_launch_classes(cl_kernel k) {
+  DopState& s = dop_state();
+  std::lock_guard<std::mutex> l(s.m);
+  s.memo.erase(k);
 }
 
 void record_time(DopState& s, const Decision& d) {

@@ -85,6 +85,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e)) {
       std::lock_guard<std::mutex> l(s.m);  // will not build or run for dop's devices: do not try again
       s.failed[d.key] = e.what();
+      entry.failed = true;
     }
     if (before_running) throw;
     bool lost = false;
@@ -110,7 +111,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   if (log_enabled()) {
     std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
-    if (r.automatic) line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us);
+    if (r.automatic)
+      line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
+              (d.known_class ? " class=known" : " class=new");
     line += " route=dop";
     if (r.cpu_cores > 0)
       line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +

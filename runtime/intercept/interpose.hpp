@@ -79,6 +79,9 @@ struct KernelInfo {
   std::vector<cl_kernel_arg_address_qualifier> quals;
   std::vector<std::string> type_names;
   std::string unsupported;  // e.g. clSetKernelExecInfo was used
+  // Bit i: scalar argument i is read by the model's size expressions, so its value's power of two is part of the
+  // launch class (decide.cpp); set at the kernel's first decision under DOP_CONFIG=auto.
+  uint64_t class_scalars = 0;
 };
 
 struct BufferState;  // residency.hpp
@@ -108,5 +111,11 @@ struct KernelBuffers {
   std::vector<std::pair<cl_mem, cl_mem_flags>> mems;
 };
 KernelBuffers kernel_buffers(cl_kernel k);
+// The same for a kernel found in the tables (t.m held), into `kb` (its vector's capacity kept).
+void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
+
+// The application released (or made anew) a kernel: what dop decided for its launches goes with it (decide.cpp).
+// Never called with dop's state locked.
+void forget_launch_classes(cl_kernel k);
 
 }  // namespace dop::intercept

@@ -17,14 +17,17 @@ size_t work_groups(cl_uint work_dim, const size_t* global, const size_t* local) 
 }
 
 // The real enqueue, after whatever of dop's results the kernel's buffers lack (and with dop's copies of what it may
-// write dropped). `events` are dop's writes the enqueue must wait for.
+// write dropped). `enqueue(n, list)` enqueues with the wait list given.
+template <typename Enqueue>
 cl_int enqueue_real(cl_command_queue queue, const KernelBuffers& kb, cl_uint num_events, const cl_event* wait_list,
-                    const std::function<cl_int(cl_uint, const cl_event*)>& enqueue) {
+                    const Enqueue& enqueue) {
+  if (!any_buffer_state()) return enqueue(num_events, wait_list);  // nothing of dop's anywhere
   std::vector<cl_event> flushes;
   {
     Inside guard;
     before_real_kernel(queue, kb, flushes);
   }
+  if (flushes.empty()) return enqueue(num_events, wait_list);
   const WaitList waits(num_events, wait_list, flushes);
   const cl_int r = enqueue(waits.size(), waits.data());
   release_events(flushes);
@@ -38,7 +41,9 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
   const size_t groups = work_groups(work_dim, global, local);
   std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                      " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
-  if (d.automatic) line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us);
+  if (d.automatic)
+    line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
+            (d.known_class ? " class=known" : " class=new");
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
   line += " enqueue_ms=" + fmt_ms(enqueue_ms);
@@ -76,18 +81,26 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   if (!log_enabled() && !any_buffer_state() && fixed_native(command_queue))
     return real(num_events_in_wait_list, event_wait_list);
   LaunchPlan plan;
-  bool tracked = false;
   std::string why;
+  Decision d;
+  thread_local KernelBuffers kb;  // its capacity kept: no allocation per launch
+  bool known = false;
   try {
-    why = plan_launch(kernel, work_dim, global_work_offset, global_work_size, local_work_size, plan, tracked);
-  } catch (const std::exception& e) {
-    why = e.what();
+    Inside guard;
+    known =
+        decide_known_class(command_queue, kernel, work_dim, global_work_size, local_work_size, d, kb, plan.kernel_name);
   } catch (...) {
-    why = "unknown error";
+    known = false;
   }
-  // Every kernel the application creates is tracked: an untracked one is dop's own, on its driver threads.
-  if (!tracked) return real(num_events_in_wait_list, event_wait_list);
-  const KernelBuffers kb = kernel_buffers(kernel);
+  auto plan_it = [&](bool& tracked) {
+    try {
+      why = plan_launch(kernel, work_dim, global_work_offset, global_work_size, local_work_size, plan, tracked);
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+      why = "unknown error";
+    }
+  };
   auto fallback = [&](const std::string& reason) {
     try {
       log_line("kernel=" + plan.kernel_name + " fallback: " + reason);
@@ -95,19 +108,28 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
     }
     return enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
   };
-  Decision d;
-  try {
-    Inside guard;
-    const std::string cannot = decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, why, d);
-    if (!cannot.empty()) return fallback(cannot);
-  } catch (...) {
-    return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
+  if (!known) {
+    bool tracked = false;
+    plan_it(tracked);
+    // Every kernel the application creates is tracked: an untracked one is dop's own, on its driver threads.
+    if (!tracked) return real(num_events_in_wait_list, event_wait_list);
+    kb = kernel_buffers(kernel);
+    d = Decision{};
+    try {
+      Inside guard;
+      const std::string cannot =
+          decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, why, d);
+      if (!cannot.empty()) return fallback(cannot);
+    } catch (...) {
+      return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
+    }
   }
   if (d.native) {
     if (d.timed) clFinish(command_queue);  // a timed launch starts on an idle queue and is timed to its end
     const auto t = Clock::now();
     const cl_int r = enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
     if (d.timed && r == CL_SUCCESS && clFinish(command_queue) == CL_SUCCESS) d.ran_ms = ms_between(t, Clock::now());
+    if (!d.timed && !log_enabled()) return r;
     try {
       Inside guard;
       record_time(dop_state(), d);
@@ -116,6 +138,18 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
     } catch (...) {
     }
     return r;
+  }
+  if (known) {  // a dop launch of a known class: the plan it needs, and the spec of its exact NDRange
+    bool tracked = false;
+    plan_it(tracked);
+    if (why.empty()) {
+      try {
+        Inside guard;
+        shape_spec(kernel, work_dim, global_work_size, local_work_size, d);
+      } catch (...) {
+        return fallback("dop failed: " + describe(std::current_exception()));
+      }
+    }
   }
   if (!why.empty()) return fallback(why);
   try {

@@ -24,6 +24,8 @@
 
 namespace dop::intercept {
 
+using Clock = std::chrono::steady_clock;
+
 struct DopState {
   std::atomic<bool> ready{false};  // initialise has run: sel, config, auto_config and init_error no longer change
   std::mutex m;                    // guards everything below (dop launches run one at a time on the worker)
@@ -41,6 +43,7 @@ struct DopState {
     std::unique_ptr<Executor> exec;
     std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
+    bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
     std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
@@ -50,18 +53,25 @@ struct DopState {
     double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
     int native_n = 0, dop_n = 0, launches = 0;
     int interval = 8, next_check = 16;  // when the slower way is timed again
+    Clock::time_point first;            // the class's first launch: its native launches cannot have taken longer
   };
   std::map<std::string, Measured> measured;
-  // Per application kernel: its last launch's signature and what decide() derived from it (spec, executor, the
-  // model's choice), so that a repeated launch builds none of it again.
-  struct KernelMemo {
-    std::string signature;
+  // Per application kernel and launch class (decide.cpp: its argument signature, the power of two of its work-items,
+  // its local size, and the powers of two of the scalars the model reads): what decide() derived at the class's
+  // first launch (executor, spec, the model's choice, the class's times), so that a later launch of the class, whatever
+  // its exact NDRange, is decided by one lookup.
+  struct ClassMemo {
     std::shared_ptr<Entry> entry;
-    std::shared_ptr<const Spec> spec;
-    std::string key;
+    std::shared_ptr<const Spec> spec;  // the latest launch of the class that dop ran (rebound to each launch's shape)
+    std::string key;                   // the executor's
     Config model_config;
     double decide_us = 0;
-    Measured* measured = nullptr;  // its launch class's times (a map node: stable)
+    Measured* measured = nullptr;  // the class's times (a map node: stable)
+  };
+  struct KernelMemo {
+    std::string name;
+    std::unordered_map<std::string, ClassMemo> classes;       // by class key
+    std::pair<const std::string, ClassMemo>* last = nullptr;  // the class of the kernel's latest launch
   };
   std::unordered_map<cl_kernel, KernelMemo> memo;
   bool check_auto = true;    // DOP_AUTO_CHECK=0: the model's choice is taken as it is
@@ -88,7 +98,6 @@ void initialise(DopState& s);
 // A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
 bool fixed_native(cl_command_queue queue);
 
-using Clock = std::chrono::steady_clock;
 inline double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -124,6 +133,7 @@ struct Decision {
   bool timed = false;
   double ran_ms = -1;
   bool async = false;                      // the dop route returned before the launch ran
+  bool known_class = false;                // decided by its launch class's memo (decide_known_class)
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;
@@ -135,6 +145,14 @@ struct Decision {
 // executor cannot be made (the launch falls back).
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
                    const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d);
+// The fast path of decide(): a launch of a class decided before (by decide()) is decided from the class's memo,
+// without a plan: one key made from the tables and one lookup. Fills `kb` with the kernel's buffers, and `name` with
+// its name when the log is on. False (nothing changed but `kb`): decide() must run. A dop launch decided here still
+// needs plan_launch (which may find it cannot run) and shape_spec.
+bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
+                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name);
+// The launch's spec from the class's (the exact NDRange of this launch); called for dop launches of a known class.
+void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d);
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).
 void record_time(DopState& s, const Decision& d);
 

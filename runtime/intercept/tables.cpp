@@ -102,9 +102,12 @@ void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
     ki.quals = std::move(quals);
     ki.type_names = std::move(types);
   }
-  auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
-  t.kernels[k] = std::move(ki);
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    t.kernels[k] = std::move(ki);
+  }
+  forget_launch_classes(k);  // of an earlier kernel at the same address
 }
 
 std::string kernel_name_of(cl_kernel k) {
@@ -134,21 +137,24 @@ void buffer_aliased(cl_mem parent) {
   flush_all(*st);
 }
 
-KernelBuffers kernel_buffers(cl_kernel k) {
-  KernelBuffers kb;
-  auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
-  auto it = t.kernels.find(k);
-  if (it == t.kernels.end()) return kb;
-  kb.known = true;
-  for (const ArgInfo& a : it->second.args) {
+void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb) {
+  kb.known = k.unsupported.empty();
+  kb.mems.clear();
+  for (const ArgInfo& a : k.args) {
     if (a.kind == ArgInfo::Kind::unsupported && a.why != "sampler")
       kb.known = false;  // SVM, sub-buffer, image: aliases
     if (a.kind != ArgInfo::Kind::mem) continue;
     auto b = t.buffers.find(a.mem);
     if (b != t.buffers.end()) kb.mems.emplace_back(a.mem, b->second.flags);
   }
-  if (!it->second.unsupported.empty()) kb.known = false;
+}
+
+KernelBuffers kernel_buffers(cl_kernel k) {
+  KernelBuffers kb;
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto it = t.kernels.find(k);
+  if (it != t.kernels.end()) kernel_buffers(t, it->second, kb);
   return kb;
 }
 
@@ -318,15 +324,18 @@ DOP_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret)
     return k;
   }
   try {
-    auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
-    auto it = t.kernels.find(source_kernel);
-    if (it != t.kernels.end()) {
-      KernelInfo copy = it->second;  // the clone has the source kernel's arguments
-      t.kernels[k] = std::move(copy);
-    } else {
-      t.kernels.erase(k);
+    {
+      auto& t = tables();
+      std::lock_guard<std::mutex> l(t.m);
+      auto it = t.kernels.find(source_kernel);
+      if (it != t.kernels.end()) {
+        KernelInfo copy = it->second;  // the clone has the source kernel's arguments
+        t.kernels[k] = std::move(copy);
+      } else {
+        t.kernels.erase(k);
+      }
     }
+    forget_launch_classes(k);  // of an earlier kernel at the same address
   } catch (...) {
     forget_kernel(k);
   }
@@ -338,8 +347,10 @@ DOP_EXPORT cl_int clReleaseKernel(cl_kernel kernel) {
   if (!real_clReleaseKernel) return CL_INVALID_OPERATION;
   if (!t_inside && kernel) {
     cl_uint refs = 0;
-    if (clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS && refs == 1)
+    if (clGetKernelInfo(kernel, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) == CL_SUCCESS && refs == 1) {
       forget_kernel(kernel);
+      forget_launch_classes(kernel);
+    }
   }
   return real_clReleaseKernel(kernel);
 }

@@ -3,6 +3,8 @@
  * results exactly and prints "<mode>: OK ..." (exit 0) or "<mode>: FAIL ..." (exit 1).
  *
  *   cl_app vecadd [N] [REPEAT]   1D, read-only inputs, write-only output, scalar n, an event waited on
+ *   cl_app shapes [N] [REPEAT]   vecadd at REPEAT NDRanges shrinking by 64 from N (n and the output's last element
+ *                                following), then one at N/2: launch classes that span shapes
  *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
  *   cl_app local                 a __local argument (a work-group reduction): dop falls back
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
@@ -57,39 +59,79 @@ static const char* vecadd_src =
     "  if (i < n) c[i] = a[i] + b[i];\n"
     "}\n";
 
-/* vecadd of n floats, `repeat` launches; returns 0 when every element is exact. */
-static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
+/* vecadd's inputs and output on the host and on the device, its kernel with the buffers set (n not yet). */
+struct vecadd_data {
+  int n;
+  float *a, *b, *c;
+  cl_program p;
+  cl_kernel k;
+  cl_mem da, db, dc;
+};
+
+static struct vecadd_data vecadd_make(cl_command_queue q, int n) {
+  struct vecadd_data v = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   cl_int err;
   size_t bytes = (size_t)n * sizeof(float);
-  float* a = malloc(bytes);
-  float* b = malloc(bytes);
-  float* c = malloc(bytes);
+  v.a = malloc(bytes);
+  v.b = malloc(bytes);
+  v.c = malloc(bytes);
   for (int i = 0; i < n; ++i) {
-    a[i] = (float)i * 0.5f;
-    b[i] = (float)(2 * i + 1);
-    c[i] = -1.0f;
+    v.a[i] = (float)i * 0.5f;
+    v.b[i] = (float)(2 * i + 1);
+    v.c[i] = -1.0f;
   }
-  cl_program p = build(vecadd_src);
-  cl_kernel k = clCreateKernel(p, "vecadd", &err);
+  v.p = build(vecadd_src);
+  v.k = clCreateKernel(v.p, "vecadd", &err);
   CHECK(err);
-  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  v.da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.a, &err);
   CHECK(err);
-  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+  v.db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.b, &err);
   CHECK(err);
-  cl_mem dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
+  v.dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
   CHECK(err);
-  CHECK(clEnqueueWriteBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
-  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
-  CHECK(clSetKernelArg(k, 1, sizeof db, &db));
-  CHECK(clSetKernelArg(k, 2, sizeof dc, &dc));
+  CHECK(clEnqueueWriteBuffer(q, v.dc, CL_TRUE, 0, bytes, v.c, 0, NULL, NULL));
+  CHECK(clSetKernelArg(v.k, 0, sizeof v.da, &v.da));
+  CHECK(clSetKernelArg(v.k, 1, sizeof v.db, &v.db));
+  CHECK(clSetKernelArg(v.k, 2, sizeof v.dc, &v.dc));
+  return v;
+}
+
+/* Reads the output and counts the elements that are not a + b below `active` and -1 from there (printing a few). */
+static int vecadd_check(cl_command_queue q, struct vecadd_data* v, int active, const char* mode) {
+  CHECK(clEnqueueReadBuffer(q, v->dc, CL_TRUE, 0, (size_t)v->n * sizeof(float), v->c, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < v->n; ++i) {
+    float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
+    if (v->c[i] != want) {
+      if (bad < 3) printf("%s: c[%d] = %g, want %g\n", mode, i, v->c[i], want);
+      ++bad;
+    }
+  }
+  return bad;
+}
+
+static void vecadd_free(struct vecadd_data* v) {
+  clReleaseMemObject(v->da);
+  clReleaseMemObject(v->db);
+  clReleaseMemObject(v->dc);
+  clReleaseKernel(v->k);
+  clReleaseProgram(v->p);
+  free(v->a);
+  free(v->b);
+  free(v->c);
+}
+
+/* vecadd of n floats, `repeat` launches; returns 0 when every element is exact. */
+static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
+  struct vecadd_data v = vecadd_make(q, n);
   /* Leave the last few elements out (n - 3): they must keep their -1. */
   int active = n - 3;
-  CHECK(clSetKernelArg(k, 3, sizeof active, &active));
+  CHECK(clSetKernelArg(v.k, 3, sizeof active, &active));
   size_t global = (size_t)n, local = 64;
   double t0 = now_ms();
   for (int r = 0; r < repeat; ++r) {
     cl_event ev;
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, (n % 64 == 0) ? &local : NULL, 0, NULL, &ev));
+    CHECK(clEnqueueNDRangeKernel(q, v.k, 1, NULL, &global, (n % 64 == 0) ? &local : NULL, 0, NULL, &ev));
     CHECK(clWaitForEvents(1, &ev));
     cl_int status = -1;
     CHECK(clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
@@ -99,24 +141,27 @@ static int vecadd(cl_command_queue q, int n, int repeat, double* ms) {
     }
     CHECK(clReleaseEvent(ev));
   }
-  CHECK(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, bytes, c, 0, NULL, NULL));
+  CHECK(clFinish(q));
   *ms = now_ms() - t0;
-  int bad = 0;
-  for (int i = 0; i < n; ++i) {
-    float want = i < active ? (float)i * 0.5f + (float)(2 * i + 1) : -1.0f;
-    if (c[i] != want) {
-      if (bad < 3) printf("vecadd: c[%d] = %g, want %g\n", i, c[i], want);
-      ++bad;
-    }
+  int bad = vecadd_check(q, &v, active, "vecadd");
+  vecadd_free(&v);
+  return bad;
+}
+
+/* vecadd at global sizes n, n - 64, ..., n - 64 (repeat - 1), then n / 2 (a multiple of 64), local 64, each with
+ * n = its global size - 3: the first launch's output is every later one's too (c[i] = a[i] + b[i] below n - 3, the
+ * rest untouched). */
+static int shapes(cl_command_queue q, int n, int repeat) {
+  struct vecadd_data v = vecadd_make(q, n);
+  const size_t local = 64;
+  for (int r = 0; r <= repeat; ++r) {
+    const size_t global = r < repeat ? (size_t)n - 64 * (size_t)r : (size_t)(n / 2 / 64 * 64);
+    const int active = (int)global - 3;
+    CHECK(clSetKernelArg(v.k, 3, sizeof active, &active));
+    CHECK(clEnqueueNDRangeKernel(q, v.k, 1, NULL, &global, &local, 0, NULL, NULL));
   }
-  clReleaseMemObject(da);
-  clReleaseMemObject(db);
-  clReleaseMemObject(dc);
-  clReleaseKernel(k);
-  clReleaseProgram(p);
-  free(a);
-  free(b);
-  free(c);
+  int bad = vecadd_check(q, &v, n - 3, "shapes");
+  vecadd_free(&v);
   return bad;
 }
 
@@ -348,8 +393,8 @@ static int resid(cl_command_queue q, int n) {
   CHECK(clEnqueueCopyBuffer(q, db, da, bytes / 2, 0, bytes / 2, 0, NULL, NULL));
   memcpy(a, b + n / 2, bytes / 2);
   int pattern = 42;
-  CHECK(clEnqueueFillBuffer(q, da, &pattern, sizeof pattern, bytes - 64 * sizeof(int), 64 * sizeof(int), 0, NULL,
-                            NULL));
+  CHECK(
+      clEnqueueFillBuffer(q, da, &pattern, sizeof pattern, bytes - 64 * sizeof(int), 64 * sizeof(int), 0, NULL, NULL));
   for (int i = n - 64; i < n; ++i) a[i] = 42;
   CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
   for (int i = 0; i < n; ++i) a[i] += p;
@@ -479,6 +524,15 @@ int main(int argc, char** argv) {
     double ms = 0;
     bad = vecadd(q, n, repeat, &ms);
     printf("vecadd: %s n=%d repeat=%d time_ms=%.3f\n", bad ? "FAIL" : "OK", n, repeat, ms);
+  } else if (strcmp(mode, "shapes") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : 69632;
+    int repeat = argc > 3 ? atoi(argv[3]) : 8;
+    if (n < 128 || n % 64 != 0 || repeat < 1 || 64 * (repeat - 1) >= n) {
+      fprintf(stderr, "cl_app: shapes needs N a multiple of 64 (>= 128) and 1 <= REPEAT <= N / 64\n");
+      return 2;
+    }
+    bad = shapes(q, n, repeat);
+    printf("shapes: %s n=%d repeat=%d\n", bad ? "FAIL" : "OK", n, repeat);
   } else if (strcmp(mode, "rw2d") == 0) {
     bad = rw2d(q);
     printf("rw2d: %s\n", bad ? "FAIL" : "OK");
