@@ -60,8 +60,12 @@ TEST_CASE("a buffer smaller than the launch touches is refused before the launch
 }
 
 TEST_CASE("an overrun the footprint cannot bound stops at the guard page with the launch named") {
-  // y[idx[i]] with idx = 0..65535 and y of 100 elements: the address is loaded, so only the guard page sees it.
-  for (const char* args : {" --config 1,1", " --config 1,0 --validate", " --config 0,1"}) {
+  // y[idx[i]] with idx = 0..65535 and y of 100 elements: the address is loaded, so only the guard page sees it. In
+  // copy and resident modes the GPU runs on buffers of its own: where they are host memory (PoCL's second CPU
+  // device here) dop makes them over guard-paged memory of its own too.
+  for (const char* args : {" --config 1,1", " --config 1,0 --validate", " --config 0,1", " --memory copy --config 0,1",
+                           " --memory resident --config 0,1", " --memory copy --config 1,1 --validate",
+                           " --memory resident --config 0.5,0.5"}) {
     const auto r = run_command(dop_cmd("run " + data("scatter_small.json") + args));
     INFO(args << ": " << r.out);
     CHECK(r.rc != 0);
@@ -75,6 +79,9 @@ TEST_CASE("an overrun the footprint cannot bound stops at the guard page with th
 #else
     CHECK_THAT(r.out, Catch::Contains("kernel 'scatter' of " + data("scatter_small.json") +
                                       " accessed memory past the end of args[2] 'y' (400 bytes)"));
+    if (std::string(args).find("config 0,1") != std::string::npos &&
+        std::string(args).find("memory") != std::string::npos)
+      CHECK_THAT(r.out, Catch::Contains("(400 bytes) in the GPU's copy (pocl:1)"));
 #endif
     CHECK_THAT(r.out, !Catch::Contains("corrupt") && !Catch::Contains("double free"));
   }
