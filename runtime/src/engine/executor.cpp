@@ -54,7 +54,7 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
       throw std::invalid_argument("launch of '" + spec.name + "': argument '" + spec.args[i].name + "' has " +
                                   std::to_string(args[i].bytes) + " bytes, the spec's " +
                                   std::to_string(spec.args[i].bytes()));
-  check_buffer_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
+  check_footprint_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
   LaunchGuard guard(spec, args, "launch at " + to_string(cfg));
   Launch l(args, cfg, static_share, units);
   resolve_devices(l);      // the configuration's sides, built lazily (outside the timed region)
