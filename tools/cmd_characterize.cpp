@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "dop/runtime.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 
 namespace dop::cli {
 

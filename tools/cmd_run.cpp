@@ -15,7 +15,7 @@
 #include "dop/predictor.hpp"
 #include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 #include "stats.hpp"
 #include "watchdog.hpp"
 
