@@ -59,7 +59,7 @@ TEST_CASE("a buffer smaller than the launch touches is refused before the launch
   CHECK_THAT(r.out, Catch::Contains("validation against reference kernels:gemm: ok"));
 }
 
-TEST_CASE("a __local argument smaller than the kernel indexes is refused; one it cannot bound is warned about") {
+TEST_CASE("a __local argument smaller than the kernel indexes is refused, one it cannot bound is warned about") {
   // local_reverse indexes t[get_local_id(0)] and t[get_local_size(0) - 1 - get_local_id(0)]: 64 floats per
   // work-group of 64; local_small gives t 16.
   for (const char* args : {"", " --memory copy --config 0.5,0.5", " --config 1,0 --validate"}) {
