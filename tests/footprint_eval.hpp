@@ -36,7 +36,7 @@ inline std::map<std::string, int64_t> chunk_values(unsigned dims, const int64_t 
   return v;
 }
 
-/// Checks a kernel's "footprint" object: one entry per global/constant pointer argument, every whole one has a
+/// Checks a kernel's "footprint" object: one entry per global/constant/local pointer argument, every whole one has a
 /// reason, every atom used has a range whose expressions evaluate with `values` (which must define every scalar
 /// argument and launch name). Returns "" when well-formed, else what is wrong.
 inline std::string footprint_problem(const nlohmann::ordered_json& kernel,
@@ -47,7 +47,8 @@ inline std::string footprint_problem(const nlohmann::ordered_json& kernel,
     return "footprint without args/ranges objects";
   for (const auto& a : kernel.at("args")) {
     const bool want =
-        a.at("pointer").get<bool>() && (a.at("address_space") == "global" || a.at("address_space") == "constant");
+        a.at("pointer").get<bool>() &&
+        (a.at("address_space") == "global" || a.at("address_space") == "constant" || a.at("address_space") == "local");
     if (want != fp.at("args").contains(a.at("name").get<std::string>()))
       return "argument " + a.at("name").get<std::string>() + (want ? " missing" : " should not be there");
   }

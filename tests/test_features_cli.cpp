@@ -104,15 +104,22 @@ TEST_CASE("dop features works on every kernel file in the repository") {
   CHECK(files >= 29);
 }
 
-TEST_CASE("dop features whose analysis timed out exits 1 unless --accept-partial") {
-  // A kernel long enough that neither the parse nor the analysis ends in 1 ms.
+namespace {
+
+// A kernel long enough that neither the parse nor the analysis ends in 1 ms.
+std::filesystem::path long_kernel_file() {
   const auto path = std::filesystem::temp_directory_path() / "dop_features_long.cl";
-  {
-    std::ofstream f(path);
-    f << "__kernel void long_one(__global float* a) {\n  float x = a[get_global_id(0)];\n";
-    for (int i = 0; i < 20000; ++i) f << "  x = x * 1.0001f + a[" << i << "];\n";
-    f << "  a[get_global_id(0)] = x;\n}\n";
-  }
+  std::ofstream f(path);
+  f << "__kernel void long_one(__global float* a) {\n  float x = a[get_global_id(0)];\n";
+  for (int i = 0; i < 20000; ++i) f << "  x = x * 1.0001f + a[" << i << "];\n";
+  f << "  a[get_global_id(0)] = x;\n}\n";
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("dop features whose analysis timed out exits 1 unless --accept-partial") {
+  const auto path = long_kernel_file();
   auto r = run_command(dop_binary() + " features --csv --time-limit 1 " + path.string());
   CHECK(r.rc == 1);
   CHECK_THAT(r.out,
@@ -127,5 +134,23 @@ TEST_CASE("dop features whose analysis timed out exits 1 unless --accept-partial
   r = run_command(dop_binary() + " features --json --time-limit 0 " + path.string() + " 2>/dev/null");
   CHECK(r.rc == 0);
   CHECK(nlohmann::json::parse(r.out)["kernels"][0]["complete"] == true);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("dop bundle whose analysis timed out says so, not that the file does not compile") {
+  const auto path = long_kernel_file();
+  const auto out = std::filesystem::temp_directory_path() / "dop_bundle_long.json";
+  std::filesystem::remove(out);
+  auto r = run_command(dop_binary() + " bundle " + path.string() + " --time-limit 1 --out " + out.string());
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("the analysis of '" + path.string() +
+                                    "' timed out after 0.001 s (--time-limit 1 "
+                                    "ms): no bundle written"));
+  CHECK_THAT(r.out, !Catch::Contains("does not compile"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  r = run_command(dop_binary() + " bundle " + path.string() + " --time-limit 0 --out " + out.string());
+  CHECK(r.rc == 0);
+  CHECK(std::filesystem::exists(out));
+  std::filesystem::remove(out);
   std::filesystem::remove(path);
 }

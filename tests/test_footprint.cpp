@@ -354,7 +354,7 @@ __kernel void p(__global float* a, __global const int* x) {
 })X");
     CHECK(whole(k, "a"));
   }
-  SECTION("local and private memory are not arguments of the footprint") {
+  SECTION("a __local pointer argument is in the footprint (local ids), private memory is not") {
     const json k = kernel_json(R"X(
 __kernel void l(__global float* a, __local float* tmp) {
   int i = get_local_id(0);
@@ -362,7 +362,12 @@ __kernel void l(__global float* a, __local float* tmp) {
   barrier(CLK_LOCAL_MEM_FENCE);
   a[get_global_id(0)] = tmp[get_local_size(0) - 1 - i];
 })X");
-    CHECK_FALSE(k.at("footprint").at("args").contains("tmp"));
+    CHECK_FALSE(whole(k, "tmp"));
+    const json& acc = k.at("footprint").at("args").at("tmp").at("accesses");
+    REQUIRE(acc.size() == 2);  // the store tmp[i] and the load tmp[local_size - 1 - i], 4 bytes each
+    CHECK(acc[0] == json({{"write", true}, {"bytes", 4}, {"terms", {{4, "get_local_id(0)"}}}}));
+    CHECK(acc[1].at("write") == false);
+    CHECK(k.at("footprint").at("ranges").at("get_local_id(0)") == json::array({"0", "local_size_0-1"}));
     CHECK_FALSE(whole(k, "a"));
   }
 }

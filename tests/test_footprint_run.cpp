@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "dop/bounds.hpp"
 #include "dop/features.hpp"
 #include "dop/kernels.hpp"
 #include "dop/runtime.hpp"
@@ -99,4 +100,31 @@ TEST_CASE("sliced copies: a sample of synthetic workloads into poisoned GPU buff
   std::printf("synthetic: %zu workloads, %zu sent the GPU less than everything at a 50:50 split\n", n, sliced);
   CHECK(n >= 16);
   CHECK(sliced > 0);
+}
+
+TEST_CASE("__local sizes: every synthetic workload with a local tile is bounded by its footprint and accepted") {
+  // The launch-time check of __local arguments (dop/bounds.hpp) on the analysis' footprints: a tile of exactly the
+  // work-group's rows is what the kernel indexes, so every one is checked and none is refused; one element less is.
+  size_t n = 0;
+  for (const auto& p : syn::extended_set()) {
+    if (!p.local_mem) continue;
+    const syn::Workload w = syn::generate(p, 0.004);
+    Footprint fp = analysed_footprint(w.source, w.spec);
+    const ArgSpec& tile = w.spec.args.back();
+    REQUIRE(tile.kind == ArgKind::local);
+    INFO(w.spec.name);
+    REQUIRE(fp.args.count(tile.name));
+    CHECK_FALSE(fp.args.at(tile.name).whole);
+    for (const auto& a : w.spec.args)  // the tile alone: the buffers' check is another test's
+      if (a.kind == ArgKind::buffer) fp.args.erase(a.name);
+    const auto args = make_args(w.spec);
+    CHECK_NOTHROW(check_footprint_bounds(w.spec, args, fp, w.spec.local));
+    Spec smaller = w.spec;
+    smaller.args.back().count -= 1;
+    CHECK_THROWS_WITH(check_footprint_bounds(smaller, args, fp, w.spec.local),
+                      Catch::Contains("__local argument 'tile' is too small"));
+    ++n;
+  }
+  std::printf("synthetic: %zu workloads with a local tile, all bounded and accepted\n", n);
+  CHECK(n >= 8);
 }

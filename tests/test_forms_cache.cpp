@@ -159,6 +159,33 @@ TEST_CASE("forms cache: a child process's output, exit status and time limit", "
   const auto env = run_process({"/bin/sh", "-c", "echo ${LD_PRELOAD-unset}"}, 10);
   unsetenv("LD_PRELOAD");
   CHECK(env.output == "unset\n");
+  CHECK(timed_out_after(2) == "timed out after 2 s");
+  CHECK(timed_out_after(0.001) == "timed out after 0.001 s");
+}
+
+TEST_CASE("a child process reporting on a descriptor of its own, with a time limit on its silence", "[forms-cache]") {
+  // What dop sweep's supervisor needs of its workers: lines on fd 3 as they come, stdout left alone, the variables
+  // it sets, and a limit that counts from the last report (1 s here; the child runs 1.5 s, reporting every 0.3 s).
+  ProcessOptions o;
+  o.report_fd = 3;
+  o.timeout_s = 1;
+  o.idle_timeout = true;
+  o.env = {"DOP_TEST_VALUE=seven"};
+  std::vector<std::string> lines;
+  o.on_line = [&](const std::string& l) { lines.push_back(l); };
+  const auto r = run_process({"/bin/sh", "-c",
+                              "echo to-stdout; for i in 1 2 3 4 5; do echo \"W $i $DOP_TEST_VALUE\" >&3; sleep 0.3; "
+                              "done; printf last >&3"},
+                             o);
+  CHECK(r.started);
+  CHECK(!r.timed_out);
+  CHECK(r.exit_code == 0);
+  CHECK(lines == std::vector<std::string>{"W 1 seven", "W 2 seven", "W 3 seven", "W 4 seven", "W 5 seven", "last"});
+  CHECK(r.output.find("to-stdout") == std::string::npos);
+  // Silent for longer than the limit: killed.
+  const auto silent = run_process({"/bin/sh", "-c", "echo W 1 >&3; sleep 10"}, o);
+  CHECK(silent.timed_out);
+  CHECK(silent.signal == 9);
 }
 
 #if DOP_ANALYSIS

@@ -325,6 +325,19 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 2);
   const std::string chosen = field(lines[0], "config");
+  // The model was trained for platform 'pocl-test', not for these devices: used, with one warning naming both ids
+  // (as dop run --auto and dop predict do); DOP_PLATFORM_ID names this platform, and the model is refused.
+  const std::string other_platform =
+      "dop: warning: " + model + ": the model was trained for platform 'pocl-test', and this platform is '";
+  CHECK(r.out.find(other_platform) != std::string::npos);
+  CHECK(r.out.find(other_platform) == r.out.rfind(other_platform));
+  r = run_command(env + "DOP_PLATFORM_ID=elsewhere DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+                  "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);  // the application's own launches
+  CHECK_THAT(r.out, Catch::Contains("the model was trained for platform 'pocl-test', not for 'elsewhere'"));
+  for (const auto& l : log_lines(r.out, "vecadd")) CHECK(field(l, "route") != "dop");
   for (const auto& l : lines) {
     CHECK(field(l, "auto") == "model");
     CHECK(field(l, "config") == chosen);

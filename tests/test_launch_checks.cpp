@@ -59,9 +59,50 @@ TEST_CASE("a buffer smaller than the launch touches is refused before the launch
   CHECK_THAT(r.out, Catch::Contains("validation against reference kernels:gemm: ok"));
 }
 
+TEST_CASE("a __local argument smaller than the kernel indexes is refused, one it cannot bound is warned about") {
+  // local_reverse indexes t[get_local_id(0)] and t[get_local_size(0) - 1 - get_local_id(0)]: 64 floats per
+  // work-group of 64; local_small gives t 16.
+  for (const char* args : {"", " --memory copy --config 0.5,0.5", " --config 1,0 --validate"}) {
+    const auto r = run_command(dop_cmd("run " + data("local_small.json") + args));
+    INFO(args << ": " << r.out);
+#if DOP_ANALYSIS  // the footprint comes from the analysis made on the fly
+    CHECK(r.rc == 1);
+    CHECK_THAT(r.out, Catch::Contains(data("local_small.json") + ": args[2].count: __local argument 't' is too "
+                                                                 "small: the launch (global [4096], local [64]) "
+                                                                 "needs 256 bytes of it per work-group, it has 64"));
+#else  // no footprint without a bundle: unchecked, and said so
+    CHECK_THAT(r.out, Catch::Contains("args[2].count: the size of __local argument 't' (64 bytes) is not checked"));
+#endif
+  }
+  auto r = run_command(dop_cmd("run " + data("local_reverse.json") + " --validate --repeat 3"));
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("validation against a plain run on pocl:0: ok"));
+#if DOP_ANALYSIS
+  CHECK_THAT(r.out, !Catch::Contains("warning"));
+#endif
+  // t[idx[l]]: a loaded index, which no footprint bounds: one warning for the run (three launches and the plain
+  // run), naming the argument and why.
+  r = run_command(dop_cmd("run " + data("local_gather.json") + " --validate --repeat 3"));
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  const std::string warning = "dop: warning: " + data("local_gather.json") +
+                              ": args[3].count: the size of __local argument 't' (256 bytes) is not checked against "
+                              "what kernel 'local_gather' indexes: ";
+  CHECK_THAT(r.out, Catch::Contains(warning));
+  CHECK(r.out.find(warning) == r.out.rfind(warning));
+#if DOP_ANALYSIS
+  CHECK_THAT(r.out, Catch::Contains("local_reverse.cl:15: address depends on a loaded value"));
+#endif
+}
+
 TEST_CASE("an overrun the footprint cannot bound stops at the guard page with the launch named") {
-  // y[idx[i]] with idx = 0..65535 and y of 100 elements: the address is loaded, so only the guard page sees it.
-  for (const char* args : {" --config 1,1", " --config 1,0 --validate", " --config 0,1"}) {
+  // y[idx[i]] with idx = 0..65535 and y of 100 elements: the address is loaded, so only the guard page sees it. In
+  // copy and resident modes the GPU runs on buffers of its own: where they are host memory (PoCL's second CPU
+  // device here) dop makes them over guard-paged memory of its own too.
+  for (const char* args : {" --config 1,1", " --config 1,0 --validate", " --config 0,1", " --memory copy --config 0,1",
+                           " --memory resident --config 0,1", " --memory copy --config 1,1 --validate",
+                           " --memory resident --config 0.5,0.5"}) {
     const auto r = run_command(dop_cmd("run " + data("scatter_small.json") + args));
     INFO(args << ": " << r.out);
     CHECK(r.rc != 0);
@@ -75,6 +116,9 @@ TEST_CASE("an overrun the footprint cannot bound stops at the guard page with th
 #else
     CHECK_THAT(r.out, Catch::Contains("kernel 'scatter' of " + data("scatter_small.json") +
                                       " accessed memory past the end of args[2] 'y' (400 bytes)"));
+    if (std::string(args).find("config 0,1") != std::string::npos &&
+        std::string(args).find("memory") != std::string::npos)
+      CHECK_THAT(r.out, Catch::Contains("(400 bytes) in the GPU's copy (pocl:1)"));
 #endif
     CHECK_THAT(r.out, !Catch::Contains("corrupt") && !Catch::Contains("double free"));
   }
@@ -175,9 +219,16 @@ TEST_CASE("a sweep records a hanging and a crashing workload invalid and goes on
   std::remove(out.c_str());
   std::ofstream(platform) << R"({"platform_id":"t","grid":{"cpu_levels":[0,1],"gpu_levels":[0,1]}})";
   const auto c10 = gemm_variant("sweep_c10", [](json& j) { j["args"][2]["count"] = 10; });
+#if DOP_ANALYSIS  // without a footprint a too-small __local argument is only warned about
+  const std::string local_small = " --spec " + data("local_small.json");
+  const size_t workloads = 5;
+#else
+  const std::string local_small;
+  const size_t workloads = 4;
+#endif
   const auto r = run_command(dop_cmd("sweep --spec " + data("spin.json") + " --spec " + data("scatter_small.json") +
-                                     " --spec " + c10 + " --spec " + data("saxpy.json") + " --platform " + platform +
-                                     " --timeout 3 --repeat 1 --warmup 0 --out " + out));
+                                     " --spec " + c10 + local_small + " --spec " + data("saxpy.json") + " --platform " +
+                                     platform + " --timeout 3 --repeat 1 --warmup 0 --out " + out));
   INFO(r.out);
   REQUIRE(r.rc == 0);
   std::map<std::string, std::set<std::string>> errors;  // workload -> its rows' errors
@@ -192,7 +243,7 @@ TEST_CASE("a sweep records a hanging and a crashing workload invalid and goes on
     errors[row[col("workload")]].insert(row[col("error")]);
     valid[row[col("workload")]] += row[col("valid")] == "1";
   }
-  CHECK(errors.size() == 4);
+  CHECK(errors.size() == workloads);
   CHECK(errors["spin"] == std::set<std::string>{"timed out after 3 s (--timeout)"});
   REQUIRE(errors["scatter_small"].size() == 1);
 #if defined(__SANITIZE_ADDRESS__)
@@ -207,6 +258,12 @@ TEST_CASE("a sweep records a hanging and a crashing workload invalid and goes on
   REQUIRE(errors["gemm_small_n100x90x110_wg8x8"].size() == 1);
   CHECK_THAT(*errors["gemm_small_n100x90x110_wg8x8"].begin(),
              Catch::Contains("'C'") && Catch::Contains("10"));  // the reference's or the launch's refusal
-  CHECK(valid["saxpy"] == 3);                                   // every configuration of the grid after them
+#if DOP_ANALYSIS
+  REQUIRE(errors["local_small"].size() == 1);
+  CHECK_THAT(*errors["local_small"].begin(),
+             Catch::Contains("__local argument 't' is too small") && Catch::Contains("needs 256 bytes"));
+  CHECK(valid["local_small"] == 0);
+#endif
+  CHECK(valid["saxpy"] == 3);  // every configuration of the grid after them
   CHECK(valid["spin"] + valid["scatter_small"] + valid["gemm_small_n100x90x110_wg8x8"] == 0);
 }

@@ -17,6 +17,7 @@
 #include "dop/features.hpp"
 #include "dop/files.hpp"
 #include "dop/kernel_record.hpp"
+#include "dop/process.hpp"
 #include "dop/transform.hpp"
 #include "dop_version.hpp"
 
@@ -31,14 +32,21 @@ struct BundleFlags {
   std::string out;
   std::string from_record;
   bool strict = false;
+  unsigned time_limit_ms = features::Options{}.time_limit_ms;
 };
 
 // The bundle of `kernel` ("": the source's only kernel) of `source`, read from `file`; prints a one-line summary.
 Bundle make_bundle(const std::string& file, const std::string& source, std::string kernel,
-                   const std::string& build_options, bool strict) {
+                   const std::string& build_options, bool strict, unsigned time_limit_ms) {
   features::Options fo;
   fo.build_options = build_options;
+  fo.time_limit_ms = time_limit_ms;
   auto analysis = features::analyze(source, file, fo);
+  // A time limit is not a compile error (the diagnostic it leaves is an error): say which it was.
+  if (analysis.timed_out)
+    throw std::runtime_error("the analysis of " + (kernel.empty() ? std::string() : "kernel '" + kernel + "' of ") +
+                             "'" + file + "' " + timed_out_after(time_limit_ms / 1000.0) + " (--time-limit " +
+                             std::to_string(time_limit_ms) + " ms): no bundle written; give it more time");
   // A file the OpenCL compiler would refuse makes no bundle: its features and forms would be of what Clang
   // recovered, not of the kernel.
   for (const auto& d : analysis.diagnostics) {
@@ -93,7 +101,7 @@ void save_and_say(const Bundle& b, const std::string& out) {
 
 // Every kernel of every program recorded in `dir` (dop exec --record) into the folder `out`, as
 // <kernel>.<record>.json; a kernel that cannot be bundled is reported and the others are still made.
-int bundle_records(const std::string& dir, const std::string& out) {
+int bundle_records(const std::string& dir, const std::string& out, unsigned time_limit_ms) {
   const auto records = read_records(dir);
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
@@ -110,7 +118,7 @@ int bundle_records(const std::string& dir, const std::string& out) {
     const std::string stem = std::filesystem::path(r.record_path).stem().string();
     for (const auto& k : kernels) {
       try {
-        save_and_say(make_bundle(r.source_path, r.source, k, r.build_options, false),
+        save_and_say(make_bundle(r.source_path, r.source, k, r.build_options, false, time_limit_ms),
                      (std::filesystem::path(out) / (k + "." + stem + ".json")).string());
         ++made;
       } catch (const std::exception& e) {
@@ -127,13 +135,13 @@ int bundle_records(const std::string& dir, const std::string& out) {
 
 void run_bundle(const BundleFlags& f) {
   if (!f.from_record.empty()) {
-    if (const int rc = bundle_records(f.from_record, f.out)) std::exit(rc);
+    if (const int rc = bundle_records(f.from_record, f.out, f.time_limit_ms)) std::exit(rc);
     return;
   }
   if (f.file.empty()) throw UsageError("give a kernel FILE, or --from-record DIR");
   const auto source = read_whole_file(f.file);
   if (!source) throw std::runtime_error("cannot read '" + f.file + "': " + std::strerror(errno));
-  save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options, f.strict), f.out);
+  save_and_say(make_bundle(f.file, *source, f.kernel, f.build_options, f.strict, f.time_limit_ms), f.out);
 }
 
 }  // namespace
@@ -156,6 +164,10 @@ void add_bundle(CLI::App& app) {
                 "Fail (exit 1) when the analysis is incomplete (a limit of the analysis: recursion, inlining, nesting) "
                 "instead of bundling partial features (what the interposer's forms cache asks for); a file that does "
                 "not compile is refused either way");
+  cmd->add_option("--time-limit", flags->time_limit_ms,
+                  "Time limit of the analysis in milliseconds, per kernel and for the parse (0: none); a kernel whose "
+                  "analysis takes longer gets no bundle")
+      ->capture_default_str();
   cmd->add_option("-o,--out", flags->out, "Bundle file to write (JSON), or the folder with --from-record")->required();
   cmd->callback([flags] { run_bundle(*flags); });
 }

@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "dop/runtime.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 
 namespace dop::cli {
 
@@ -209,7 +209,7 @@ void run_characterize(const CharFlags& f) {
   std::vector<cl_uint> counts;
   const cl_uint total = sel.cpu->compute_units;
   for (double l : grid.cpu_levels)
-    if (l > 0) counts.push_back(std::clamp<cl_uint>(cl_uint(std::lround(l * total)), 1, total));
+    if (l > 0) counts.push_back(cl_uint(cpu_cores_at(l, int(total))));  // as a launch rounds it
   for (cl_uint c = 1; c < total; c *= 2) counts.push_back(c);
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());

@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/predictor.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
 #endif

@@ -15,7 +15,7 @@
 #include "dop/predictor.hpp"
 #include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 #include "stats.hpp"
 #include "watchdog.hpp"
 
@@ -131,10 +131,10 @@ void run(const RunFlags& f) {
   // What ran: the CPU in whole cores, the GPU in eighths; a configuration between them is rounded, and said so.
   const int cores = ex.cpu_cores_total();
   const Config cfg = config_run(last, cores);
-  // Off the grid: not whole cores or eighths (a GPU that ran unthrottled for want of a malleable form is not rounding;
-  // the note says so).
-  auto off_step = [](double share, int steps) { return std::abs(share * steps - std::round(share * steps)) > 1e-6; };
-  if ((cores > 0 && off_step(last.config.cpu, cores)) || off_step(last.config.gpu, last.gpu_mod))
+  // Off the grid: not what the runtime's rounding makes of it (a GPU that ran unthrottled for want of a malleable
+  // form is not rounding; the note says so).
+  const Config grid = grid_config(last.config, cores);
+  if (std::abs(grid.cpu - last.config.cpu) > 1e-9 || std::abs(grid.gpu - last.config.gpu) > 1e-9)
     std::fprintf(
         stderr,
         "dop: warning: configuration %s is not on this machine's grid: ran %s (%d of %d CPU cores, GPU %d/%d)\n",

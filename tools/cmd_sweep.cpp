@@ -14,7 +14,7 @@
 #include "dop/dataset.hpp"
 #include "dop/kernel_forms.hpp"
 #include "dop/sweep.hpp"
-#include "platform_id.hpp"
+#include "dop/platform.hpp"
 #include "sweep_isolation.hpp"
 #include "workloads.hpp"
 

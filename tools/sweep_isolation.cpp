@@ -1,16 +1,11 @@
 // dop sweep's supervisor and the worker's reports (sweep_isolation.hpp).
 #include "sweep_isolation.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,8 +15,7 @@
 #include <vector>
 
 #include "dop/guard.hpp"
-
-extern char** environ;
+#include "dop/process.hpp"
 
 namespace dop::cli {
 
@@ -60,13 +54,7 @@ std::string signal_name(int sig) {
   }
 }
 
-std::string seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", s);
-  return b;
-}
-
-// One worker: its process, the workload it last named, what it said before dying, and why it ended.
+// One worker: the workload it last named, what it said before dying, and why it ended.
 struct WorkerEnd {
   bool ok = false;
   int exit_status = 0;   // an exit without a signal: its status
@@ -74,69 +62,35 @@ struct WorkerEnd {
   std::string reason;    // why that workload is recorded invalid
 };
 
+// Runs one worker (this binary, /proc/self/exe, with `args`), reading its channel (its fd 3) line by line; killed
+// when silent for timeout_s.
 WorkerEnd run_worker(const std::vector<std::string>& args, double timeout_s) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("sweep: pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 3);  // the worker's channel is its fd 3 (dup2 clears CLOEXEC)
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // The worker's environment: ours, with AddressSanitizer told to abort on an error it reports (a sanitizer build):
-  // a worker it stops then dies of a signal like any crashing worker, instead of exiting as if the sweep had failed.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "ASAN_OPTIONS=", 13) != 0) env_strings.emplace_back(*e);
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  env_strings.push_back(std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") +
-                        "abort_on_error=1");
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error(std::string("sweep: cannot start a worker: ") + std::strerror(rc));
-  }
   WorkerEnd end;
-  std::string buf, said;
-  bool timed_out = false;
-  for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    const int n = ::poll(&p, 1, timeout_s > 0 ? int(timeout_s * 1000) : -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) {
-      timed_out = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    char chunk[4096];
-    const ssize_t got = ::read(fds[0], chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // the worker has gone
-    buf.append(chunk, size_t(got));
-    for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
-      const std::string line = buf.substr(0, nl);
-      if (line.rfind("W ", 0) == 0)
-        end.workload = line.substr(2), said.clear();
-      else if (line.rfind("dop: ", 0) == 0)
-        said = line.substr(5);  // the guard page's message (dop/guard.hpp)
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    end.reason = "timed out after " + seconds(timeout_s) + " s (--timeout)";
-  } else if (WIFSIGNALED(status)) {
-    end.reason = "crashed: " + signal_name(WTERMSIG(status)) + (said.empty() ? "" : ": " + said);
+  std::string said;
+  ProcessOptions o;
+  o.program = "/proc/self/exe";
+  o.report_fd = 3;  // the worker's channel; its stdout and stderr are ours
+  o.timeout_s = timeout_s;
+  o.idle_timeout = true;
+  o.max_output = 0;
+  o.on_line = [&](const std::string& line) {
+    if (line.rfind("W ", 0) == 0)
+      end.workload = line.substr(2), said.clear();
+    else if (line.rfind("dop: ", 0) == 0)
+      said = line.substr(5);  // the guard page's message (dop/guard.hpp)
+  };
+  // AddressSanitizer told to abort on an error it reports (a sanitizer build): a worker it stops then dies of a
+  // signal like any crashing worker, instead of exiting as if the sweep had failed.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  o.env = {std::string("ASAN_OPTIONS=") + (asan && *asan ? std::string(asan) + ":" : "") + "abort_on_error=1"};
+  const ProcessResult r = run_process(args, o);
+  if (!r.started) throw std::runtime_error("sweep: cannot start a worker: " + r.error);
+  if (r.timed_out) {
+    end.reason = timed_out_after(timeout_s) + " (--timeout)";
+  } else if (r.signal) {
+    end.reason = "crashed: " + signal_name(r.signal) + (said.empty() ? "" : ": " + said);
   } else {
-    end.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    end.exit_status = r.exit_code >= 0 ? r.exit_code : 1;
     end.ok = end.exit_status == 0;
   }
   return end;

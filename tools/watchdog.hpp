@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "dop/process.hpp"
+
 namespace dop::cli {
 
 class Watchdog {
@@ -18,7 +20,7 @@ class Watchdog {
   /// seconds <= 0: no limit. `what` names what is running ("dop run x.json").
   Watchdog(double seconds, const std::string& what) {
     if (seconds <= 0) return;
-    message_ = "dop: error: " + what + ": timed out after " + format(seconds) + " s (--timeout)\n";
+    message_ = "dop: error: " + what + ": " + timed_out_after(seconds) + " (--timeout)\n";
     thread_ = std::thread([this, seconds] {
       std::unique_lock<std::mutex> lock(m_);
       if (cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
@@ -41,12 +43,6 @@ class Watchdog {
   static constexpr int kExitTimeout = 124;
 
  private:
-  static std::string format(double s) {
-    std::string t = std::to_string(s);
-    t.erase(t.find_last_not_of('0') + 1);
-    if (!t.empty() && t.back() == '.') t.pop_back();
-    return t;
-  }
   std::string message_;
   std::mutex m_;
   std::condition_variable cv_;

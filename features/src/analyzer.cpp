@@ -196,13 +196,13 @@ AnalysisResult analyze(std::string_view source, const std::string& file_name, co
         f.complete = false;
     // The analysis asks Clang about types, layouts and constants of possibly broken code: run it crash-isolated too.
     KernelFeatures partial = f;
-    // If the analysis crashes, the footprint still names every global/constant pointer argument (as whole).
+    // If the analysis crashes, the footprint still names every global/constant/local pointer argument (as whole).
     detail::run_safely([&] {
       for (const clang::ParmVarDecl* pd : k->parameters()) {
         const clang::QualType t = pd->getType();
         if (t.isNull() || !t->isPointerType()) continue;
         const auto as = t->getPointeeType().getAddressSpace();
-        if (as == clang::LangAS::opencl_local || as == clang::LangAS::opencl_private) continue;
+        if (as == clang::LangAS::opencl_private) continue;
         ArgFootprint a;
         a.name = pd->getName().str();
         a.whole = true;

@@ -1,5 +1,5 @@
-// The footprint's accesses: each access through a global/constant pointer argument as a byte-offset polynomial, and
-// what makes an argument (or, for control flow the analysis does not model, every argument) whole.
+// The footprint's accesses: each access through a global/constant/local pointer argument as a byte-offset polynomial,
+// and what makes an argument (or, for control flow the analysis does not model, every argument) whole.
 #include <algorithm>
 
 #include "analyzer.hpp"
@@ -19,7 +19,7 @@ bool KernelAnalyzer::fp_arg(int b) const {
   if (b < 0 || size_t(b) >= objects_.size()) return false;
   const MemObj& o = objects_[size_t(b)];
   return o.arg >= 0 && size_t(o.arg) < out_.args.size() && out_.args[size_t(o.arg)].is_pointer &&
-         (o.space == Space::global || o.space == Space::constant);
+         (o.space == Space::global || o.space == Space::constant || o.space == Space::local);
 }
 
 void KernelAnalyzer::fp_mark(int arg, clang::SourceLocation loc, const std::string& why) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dop/platform.hpp"
 #include "launch.hpp"
 
 #include "forms.hpp"  // kernel forms (DOP_BUNDLES, the forms cache, DOP_BUNDLER) and DOP_RECORD
@@ -39,9 +40,8 @@ void initialise(DopState& s) {
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
-      pred::PredictorOptions po;
-      if (const char* id = std::getenv("DOP_PLATFORM_ID")) po.platform_id = id;
-      s.predictor = std::make_shared<pred::Predictor>(pred::Predictor::load(model, po));
+      // DOP_PLATFORM_ID refuses another platform's model; without it, one trained for other devices is warned about.
+      s.predictor = load_model_for_platform(model, "", s.sel);
       s.auto_config = true;
     } else if (cfg && *cfg) {
       s.config = parse_config(cfg);

@@ -145,8 +145,7 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::make(const KernelSourc
   }
   std::string failure;
   if (r.timed_out)
-    failure = "the analysis (" + o_.bundler + " bundle) of kernel '" + k.kernel + "' timed out after " +
-              seconds(o_.timeout_s);
+    failure = "the analysis (" + o_.bundler + " bundle) of kernel '" + k.kernel + "' " + timed_out_after(o_.timeout_s);
   else if (r.exit_code > 0 || r.signal != 0)  // an unknown status (SIGCHLD ignored) is judged by the bundle
     failure = "the analysis (" + o_.bundler + " bundle) of kernel '" + k.kernel + "' failed (" + r.status() +
               "): " + tail_lines(r.output, 3);

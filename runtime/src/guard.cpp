@@ -102,21 +102,18 @@ void install_handler() {
 
 }  // namespace
 
-bool guard_pages_enabled() {
-#if DOP_ASAN
-  return false;
-#else
+namespace {
+
+bool guard_pages_wanted() {
   static const bool on = [] {
     const char* e = std::getenv("DOP_GUARD_PAGES");
     return !(e && std::strcmp(e, "0") == 0);
   }();
   return on;
-#endif
 }
 
-void* guarded_allocate(std::size_t bytes) {
-  if (!guard_pages_enabled())
-    return ::operator new(round_up(std::max<std::size_t>(bytes, 1), kPage), std::align_val_t(kPage));
+// `bytes` (rounded) ending at an inaccessible page.
+void* map_guarded(std::size_t bytes) {
   const Layout l = layout(bytes);
   if (l.pages < l.body || l.pages + page_size() < l.pages) throw std::bad_alloc();
   void* base = ::mmap(nullptr, l.pages + page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -128,45 +125,87 @@ void* guarded_allocate(std::size_t bytes) {
   }
   return guard - l.body;
 }
+void unmap_guarded(void* p, std::size_t bytes) noexcept {
+  const Layout l = layout(bytes);
+  ::munmap(static_cast<char*>(p) + l.body - l.pages, l.pages + page_size());
+}
+void* page_aligned_new(std::size_t bytes) {
+  return ::operator new(round_up(std::max<std::size_t>(bytes, 1), kPage), std::align_val_t(kPage));
+}
+
+}  // namespace
+
+bool guard_pages_enabled() {
+#if DOP_ASAN
+  return false;
+#else
+  return guard_pages_wanted();
+#endif
+}
+
+void* guarded_allocate(std::size_t bytes) {
+  return guard_pages_enabled() ? map_guarded(bytes) : page_aligned_new(bytes);
+}
 
 void guarded_deallocate(void* p, std::size_t bytes) noexcept {
   if (!p) return;
   if (!guard_pages_enabled()) return ::operator delete(p, std::align_val_t(kPage));
-  const Layout l = layout(bytes);
-  ::munmap(static_cast<char*>(p) + l.body - l.pages, l.pages + page_size());
+  unmap_guarded(p, bytes);
 }
 
-LaunchGuard::LaunchGuard(const Spec& spec, const std::vector<ArgData>& args, const std::string& what) {
+GuardedBlock::GuardedBlock(std::size_t bytes) : bytes_(bytes), mapped_(guard_pages_wanted()) {
+  data_ = mapped_ ? map_guarded(bytes) : page_aligned_new(bytes);
+}
+
+GuardedBlock::~GuardedBlock() {
+  if (mapped_)
+    unmap_guarded(data_, bytes_);
+  else
+    ::operator delete(data_, std::align_val_t(kPage));
+}
+
+LaunchGuard::LaunchGuard(const Spec& spec, const std::vector<ArgData>& args, const std::string& what)
+    : kernel_(spec.kernel_name), file_(spec.path.empty() ? spec.name : spec.path), what_(what) {
   if (!guard_pages_enabled()) return;
   install_handler();
-  const std::string file = spec.path.empty() ? spec.name : spec.path;
-  for (size_t i = 0; i < args.size() && i < spec.args.size(); ++i) {
-    const ArgSpec& a = spec.args[i];
-    const ArgData& d = args[i];
-    if (a.kind != ArgKind::buffer || d.storage.empty() || d.storage.get_allocator().memory) continue;
-    // The guard page follows the allocation's rounded body (guarded_allocate); the bytes between the data's end and
-    // it are this buffer's own, so only the page is watched.
-    const auto start = reinterpret_cast<std::uintptr_t>(d.data());
-    const std::uintptr_t guard = start + layout(d.storage.capacity() * sizeof(uint64_t)).body;
-    if (guard % page_size() != 0) continue;
-    int k = 0;
-    for (; k < kSlots; ++k) {
-      bool expected = false;
-      if (g_slots[k].used.compare_exchange_strong(expected, true)) break;
-    }
-    if (k == kSlots) break;  // the handler still stops the process (the default action), without the names
-    Slot& s = g_slots[k];
-    s.lo.store(0);
-    s.hi.store(0);
-    const std::string msg = "dop: " + what + ": kernel '" + spec.kernel_name + "' of " + file +
-                            " accessed memory past the end of args[" + std::to_string(i) + "] '" + a.name + "' (" +
-                            std::to_string(a.bytes()) + " bytes): the buffer is too small for the launch; stopped\n";
-    s.len = std::min(msg.size(), sizeof s.msg - 1);
-    std::memcpy(s.msg, msg.data(), s.len);
-    s.hi.store(guard + page_size(), std::memory_order_release);
-    s.lo.store(guard, std::memory_order_release);
-    slots_.push_back(k);
+  for (const ArgSpec& a : spec.args) {
+    names_.push_back(a.name);
+    sizes_.push_back(a.bytes());
   }
+  for (size_t i = 0; i < args.size() && i < spec.args.size(); ++i) {
+    const ArgData& d = args[i];
+    if (spec.args[i].kind != ArgKind::buffer || d.storage.empty() || d.storage.get_allocator().memory) continue;
+    watch(i, d.data(), d.storage.capacity() * sizeof(uint64_t), "");
+  }
+}
+
+void LaunchGuard::watch(size_t i, const GuardedBlock& block, const std::string& where) {
+  if (guard_pages_enabled() && i < names_.size()) watch(i, block.data(), block.bytes(), " in " + where);
+}
+
+void LaunchGuard::watch(size_t i, const void* data, std::size_t bytes, const std::string& where) {
+  // The guard page follows the allocation's rounded body (guarded_allocate); the bytes between the data's end and
+  // it are this buffer's own, so only the page is watched.
+  const std::uintptr_t guard = reinterpret_cast<std::uintptr_t>(data) + layout(bytes).body;
+  if (guard % page_size() != 0) return;
+  int k = 0;
+  for (; k < kSlots; ++k) {
+    bool expected = false;
+    if (g_slots[k].used.compare_exchange_strong(expected, true)) break;
+  }
+  if (k == kSlots) return;  // the handler still stops the process (the default action), without the names
+  Slot& s = g_slots[k];
+  s.lo.store(0);
+  s.hi.store(0);
+  const std::string msg = "dop: " + what_ + ": kernel '" + kernel_ + "' of " + file_ +
+                          " accessed memory past the end of args[" + std::to_string(i) + "] '" + names_[i] + "' (" +
+                          std::to_string(sizes_[i]) + " bytes)" + where +
+                          ": the buffer is too small for the launch; stopped\n";
+  s.len = std::min(msg.size(), sizeof s.msg - 1);
+  std::memcpy(s.msg, msg.data(), s.len);
+  s.hi.store(guard + page_size(), std::memory_order_release);
+  s.lo.store(guard, std::memory_order_release);
+  slots_.push_back(k);
 }
 
 LaunchGuard::~LaunchGuard() {

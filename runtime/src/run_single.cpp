@@ -22,7 +22,7 @@ SingleRun run_single(const Spec& spec, const std::string& source, cl_device_id d
 
   SingleRun r;
   r.args = make_args(spec);
-  check_buffer_bounds(spec, r.args, footprint, spec.local);
+  check_footprint_bounds(spec, r.args, footprint, spec.local);
   // The device works on the arguments' own memory (guard pages behind it, dop/guard.hpp) where it can: a CPU device
   // then cannot run past a buffer into anyone else's memory.
   std::vector<cl::Buffer> bufs(spec.args.size());

@@ -66,7 +66,7 @@ struct LoopInfo {
   bool divergent = false;  ///< the trip count depends on the work-item id
 };
 
-/// Memory footprint (docs/features.md, "Memory footprint"): for every __global/__constant pointer argument, the
+/// Memory footprint (docs/features.md, "Memory footprint"): for every __global/__constant/__local pointer argument, the
 /// symbolic byte offsets of all accesses through it, as sums of terms over named atoms, and a range expression per
 /// atom, so that a runtime can bound by interval arithmetic the bytes that a range of work-items may touch.
 struct FootprintTerm {
@@ -85,7 +85,7 @@ struct ArgFootprint {
   std::vector<FootprintAccess> accesses;  ///< when not whole (empty: never accessed)
 };
 struct Footprint {
-  std::vector<ArgFootprint> args;  ///< in argument order, global and constant pointer arguments only
+  std::vector<ArgFootprint> args;  ///< in argument order, global, constant and local pointer arguments only
   /// Atom name -> [lo, hi] integer expressions (dop/expr.hpp syntax) over kernel scalar arguments,
   /// launch constants (global_size_d, local_size_d, num_groups_d, global_offset_d, work_dim) and the chunk's
   /// gid_lo_d/gid_hi_d, group_lo_d/group_hi_d. Every atom used in a term has one.

@@ -19,16 +19,18 @@ class LaunchError : public SpecError {
   using SpecError::SpecError;
 };
 
-/// The buffers of a launch (global size and `local`, scalars from `args`) against the kernel's footprint: throws
-/// LaunchError naming the argument, the bytes the launch touches and the bytes it has, when a bounded argument is
-/// too small for the first work-group (only work-item 0 along a dimension that has one work-group). The footprint
-/// over-approximates (docs/features.md: guards such as `if (i < n)` and the interval arithmetic only widen it), so
-/// the whole launch's would refuse valid specs (a global size rounded up past the data, a tiled kernel's indices);
-/// the first work-group's is what a guard against that rounding cannot stop. A buffer slightly too small, or one
-/// the footprint does not bound, is not refused here: dop's own host memory has a guard page behind it
-/// (dop/guard.hpp).
-void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
-                         const std::vector<size_t>& local);
+/// The buffers and __local arguments of a launch (global size and `local`, scalars from `args`) against the kernel's
+/// footprint: throws LaunchError naming the argument, the bytes the launch touches and the bytes it has, when a
+/// bounded argument is too small for the first work-group (only work-item 0 along a dimension that has one
+/// work-group; a __local argument's bytes are per work-group). The footprint over-approximates (docs/features.md:
+/// guards such as `if (i < n)` and the interval arithmetic only widen it), so the whole launch's would refuse valid
+/// specs (a global size rounded up past the data, a tiled kernel's indices); the first work-group's is what a guard
+/// against that rounding cannot stop. A buffer slightly too small, or one the footprint does not bound, is not
+/// refused here: dop's own host memory has a guard page behind it (dop/guard.hpp). A __local argument the footprint
+/// does not bound (or any, without a footprint or a work-group size) has no such guard: a warning on stderr says so,
+/// once per process for each spec, kernel and argument.
+void check_footprint_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
+                            const std::vector<size_t>& local);
 
 /// The spec's sizes against one device's limits (`local`: the work-group size the launch uses, empty when the
 /// implementation chooses): global sizes (at most 2^32-1 per dimension, the product within size_t), the work-group

@@ -167,6 +167,15 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
+/// How a launch rounds a configuration (Executor::launch; LaunchResult::cpu_cores, gpu_alloc): the CPU share `share`
+/// (> 0) of a `total`-core device runs on the nearest whole number of cores, at least 1; the GPU's share on the
+/// nearest eighth (gpu_alloc of dop_gpu_mod = 8), at least 1.
+int cpu_cores_at(double share, int total);
+int gpu_alloc_at(double share);
+/// `cfg` as a launch rounds it on a `cpu_total`-core CPU (0: the CPU share as given): whole cores and eighths. A
+/// configuration that differs from it is off the machine's grid.
+Config grid_config(const Config& cfg, int cpu_total);
+
 /// The CPU share at which both devices would have finished together: units over time per device (the CPU ran
 /// `cpu_units` in `cpu_ms`, the GPU `gpu_units` in `gpu_ms`), cpu rate / (cpu rate + gpu rate); 1 when the GPU ran
 /// nothing, 0 when the CPU ran nothing. Warm starts average it over launches (learned = (learned + this) / 2).

@@ -13,7 +13,8 @@
 
 namespace dop {
 
-/// The bytes a kernel's work-items can touch through each buffer argument, as the static analysis proved them
+/// The bytes a kernel's work-items can touch through each buffer (and __local) argument, as the static analysis proved
+/// them
 /// (`dop features --json`, key "footprint"; docs/features.md gives the contract). In copy mode the GPU then receives
 /// only the slices of such buffers that its chunks need, and sends back only what it may have written.
 struct Footprint {
@@ -56,7 +57,8 @@ struct ArgRanges {
 std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, const std::vector<ArgData>& args,
                                         const std::vector<size_t>& local, size_t gid_begin, size_t gid_end);
 /// What the work-items whose global ids lie in [0, gid_hi[d]] in each dimension d (every id of the launch where
-/// gid_hi has no entry) can touch through each buffer argument of `spec`: the bytes [lo, hi) from its base, NOT
+/// gid_hi has no entry) can touch through each buffer and __local argument of `spec`: the bytes [lo, hi) from its
+/// base (a __local argument's: in each work-group, its local ids taking every value), NOT
 /// clamped to the buffer; std::nullopt where the footprint does not bound the argument. For launch-time bounds
 /// checks (dop/bounds.hpp).
 std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, const Spec& spec,

@@ -27,6 +27,26 @@ inline constexpr std::size_t kGuardAlign = 128;
 void* guarded_allocate(std::size_t bytes);
 void guarded_deallocate(void* p, std::size_t bytes) noexcept;
 
+/// Host memory that a device's own buffer lives in (CL_MEM_USE_HOST_PTR), where the device's memory is host memory
+/// (a CPU device, a GPU with CL_DEVICE_HOST_UNIFIED_MEMORY): laid out as guarded_allocate's, and ending at a guard
+/// page also under AddressSanitizer (only kernels touch it, and the implementation's code is not instrumented), so
+/// that a kernel running past the buffer faults instead of writing into the implementation's memory. Without guard
+/// pages (DOP_GUARD_PAGES=0): page-aligned operator new. Throws std::bad_alloc.
+class GuardedBlock {
+ public:
+  explicit GuardedBlock(std::size_t bytes);
+  ~GuardedBlock();
+  GuardedBlock(const GuardedBlock&) = delete;
+  GuardedBlock& operator=(const GuardedBlock&) = delete;
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  bool mapped_ = false;
+};
+
 /// While alive, a fault in the guard page behind one of `args`' buffers (or in the unused bytes before it: none)
 /// writes "dop: <what>: kernel '<k>' of <spec> accessed memory past the end of argument '<a>' ..." to stderr (and to
 /// the descriptor of set_guard_report_fd) and the process dies of the signal (SIGSEGV or SIGBUS), never continuing
@@ -39,8 +59,14 @@ class LaunchGuard {
   ~LaunchGuard();
   LaunchGuard(const LaunchGuard&) = delete;
   LaunchGuard& operator=(const LaunchGuard&) = delete;
+  /// Also watches `block`, a device's own buffer of argument i (`where` names it in the message: "the GPU's copy").
+  void watch(size_t i, const GuardedBlock& block, const std::string& where);
 
  private:
+  void watch(size_t i, const void* data, std::size_t bytes, const std::string& where);
+  std::string kernel_, file_, what_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> sizes_;
   std::vector<int> slots_;
 };
 

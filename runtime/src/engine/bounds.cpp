@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <mutex>
+#include <set>
 
 namespace dop {
 
@@ -19,26 +22,65 @@ std::string dims(const std::vector<size_t>& v) {
 
 }  // namespace
 
-void check_buffer_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
-                         const std::vector<size_t>& local) {
-  if (fp.empty()) return;
+namespace {
+
+// Once per process for each spec, kernel and argument: a __local argument whose size dop cannot check.
+void warn_local_unchecked(const Spec& spec, size_t i, const std::string& why) {
+  static std::mutex m;
+  static std::set<std::string> warned;
+  const ArgSpec& a = spec.args[i];
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    if (!warned.insert(spec.origin() + '\n' + spec.kernel_name + '\n' + std::to_string(i)).second) return;
+  }
+  std::fprintf(stderr,
+               "dop: warning: %s: %s.count: the size of __local argument '%s' (%s bytes) is not checked against what "
+               "kernel '%s' indexes: %s; an index past it is not caught\n",
+               spec.origin().c_str(), field(i).c_str(), a.name.c_str(), std::to_string(a.bytes()).c_str(),
+               spec.kernel_name.c_str(), why.c_str());
+}
+
+}  // namespace
+
+void check_footprint_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
+                            const std::vector<size_t>& local) {
   std::vector<size_t> inner(spec.global.size());
   for (size_t d = 0; d < spec.global.size(); ++d) {
     const size_t l = d < local.size() ? local[d] : 1;
     inner[d] = spec.global[d] > l ? l - 1 : 0;
   }
   const auto reach = footprint_extents(fp, spec, args, local, inner);
+  const std::string launch =
+      "the launch (global " + dims(spec.global) + (local.empty() ? "" : ", local " + dims(local)) + ")";
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
-    if (a.kind != ArgKind::buffer || !reach[i] || reach[i]->empty()) continue;
+    if (a.kind == ArgKind::local) {
+      const auto it = fp.args.find(a.name);
+      std::string unchecked;
+      if (local.empty())
+        unchecked = "the spec leaves the work-group size to the implementation";
+      else if (fp.empty())
+        unchecked = "the kernel has no memory footprint here (no bundle of it, and no analysis in this build)";
+      else if (it == fp.args.end())
+        unchecked = "the kernel's memory footprint does not list it (a bundle made before dop checked __local sizes)";
+      else if (it->second.whole)
+        unchecked = "its accesses are not bounded (" + it->second.why + ")";
+      else if (!reach[i])
+        unchecked = "its footprint cannot be evaluated for this launch";
+      if (!unchecked.empty()) {
+        warn_local_unchecked(spec, i, unchecked);
+        continue;
+      }
+    }
+    if (a.kind == ArgKind::scalar || !reach[i] || reach[i]->empty()) continue;
     const ByteRange r = *reach[i];
     const int64_t have = int64_t(a.bytes());
     // Only the end: a negative offset is usually guarded (`if (i > 0) ... A[i - 1]`) at the start of the range.
     if (r.hi <= have) continue;
-    const std::string launch =
-        "the launch (global " + dims(spec.global) + (local.empty() ? "" : ", local " + dims(local)) + ")";
-    throw LaunchError(spec.origin() + ": " + field(i) + ".count: buffer '" + a.name + "' is too small: " + launch +
-                      " needs " + std::to_string(r.hi) + " bytes of it, it has " + std::to_string(have) + " (" +
+    const bool per_group = a.kind == ArgKind::local;
+    throw LaunchError(spec.origin() + ": " + field(i) + ".count: " + (per_group ? "__local argument '" : "buffer '") +
+                      a.name + "' is too small: " + launch + " needs " + std::to_string(r.hi) + " bytes of it" +
+                      (per_group ? " per work-group" : "") + ", it has " + std::to_string(have) + " (" +
                       std::to_string(a.count) + " " + type_name(a.type) + "; kernel '" + spec.kernel_name +
                       "', by its memory footprint)");
   }

@@ -83,12 +83,21 @@ cl::Context Executor::Impl::cpu_context(const std::vector<int>& counts, CpuDevic
     return cl::create_context(with_extra());
   }
 }
+int cpu_cores_at(double share, int total) { return std::clamp(int(std::lround(share * total)), 1, total); }
+int gpu_alloc_at(double share) { return std::clamp(int(std::lround(share * 8)), 1, 8); }
+Config grid_config(const Config& cfg, int cpu_total) {
+  Config g = cfg;
+  if (cfg.cpu > 0 && cpu_total > 0) g.cpu = double(cpu_cores_at(cfg.cpu, cpu_total)) / cpu_total;
+  if (cfg.gpu > 0) g.gpu = gpu_alloc_at(cfg.gpu) / 8.0;
+  return g;
+}
+
 // The core counts of ExecutorOptions::cpu_levels, sorted and unique.
 std::vector<int> Executor::Impl::level_counts() const {
   const int total = int(sel.cpu->compute_units);
   std::vector<int> counts;
   for (double l : opt.cpu_levels)
-    if (l > 0) counts.push_back(std::clamp(int(std::lround(l * total)), 1, total));
+    if (l > 0) counts.push_back(cpu_cores_at(l, total));
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;
@@ -161,14 +170,14 @@ void Executor::Impl::resolve_devices(Launch& l) {
 
   if (use_cpu) {
     const int total = int(sel.cpu->compute_units);
-    res.cpu_cores = std::clamp(int(std::lround(cfg.cpu * total)), 1, total);
+    res.cpu_cores = cpu_cores_at(cfg.cpu, total);
     l.cpu = &cpu_side(res.cpu_cores);
     use_kernel(*l.cpu, false);
     res.cpu.device = l.cpu->id;
     res.cpu.units = res.cpu_cores;
   }
   if (use_gpu) {
-    res.gpu_alloc = std::clamp(int(std::lround(cfg.gpu * 8)), 1, 8);
+    res.gpu_alloc = gpu_alloc_at(cfg.gpu);
     const bool throttle = res.gpu_alloc < 8;
     if (throttle && opt.malleable_source.empty()) {
       res.note = "GPU ran unthrottled (" + std::to_string(res.gpu_alloc) +

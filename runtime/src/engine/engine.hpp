@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "dop/executor.hpp"
+#include "dop/guard.hpp"
 #include "dop/range_form.hpp"
 
 namespace dop::engine {
@@ -60,8 +61,10 @@ struct Side {
   cl::Kernel kernel;  // the launch's, one of `built` (resolve_devices)
   bool malleable = false;
   // Copy mode: device buffers by argument index, reused across launches and rebinds (made anew when a launch needs
-  // more bytes or other flags).
+  // more bytes or other flags). Where the device's memory is host memory, a buffer lives in `host` (guard-paged,
+  // dop/guard.hpp) rather than in the implementation's allocation, so that an overrun stops at the guard page.
   struct DeviceBuffer {
+    std::unique_ptr<GuardedBlock> host;  // before buf: released after it
     cl::Buffer buf;
     size_t bytes = 0;
     cl_mem_flags flags = 0;
@@ -328,6 +331,7 @@ struct Executor::Impl {
 
   // staging.cpp: transfers to the GPU (device buffers, host-side buffers, pinned staging of inputs and slices).
   void prepare_gpu_buffers(Launch& l);
+  bool gpu_in_host_memory() const;
   void bind_buffers(Launch& l);
   cl::Event send_piece(Launch& l, const Piece& p);
   bool stage_inputs(Launch& l, bool may_give_up);

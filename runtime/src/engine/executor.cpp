@@ -54,12 +54,15 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
       throw std::invalid_argument("launch of '" + spec.name + "': argument '" + spec.args[i].name + "' has " +
                                   std::to_string(args[i].bytes) + " bytes, the spec's " +
                                   std::to_string(spec.args[i].bytes()));
-  check_buffer_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
-  const LaunchGuard guard(spec, args, "launch at " + to_string(cfg));
+  check_footprint_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
+  LaunchGuard guard(spec, args, "launch at " + to_string(cfg));
   Launch l(args, cfg, static_share, units);
   resolve_devices(l);      // the configuration's sides, built lazily (outside the timed region)
   plan_memory(l);          // the memory mode, and which buffers go to the GPU slice by slice
   prepare_gpu_buffers(l);  // the GPU's own buffers (resident data: with its inputs), outside the timed region
+  if (l.gpu)
+    for (const auto& [i, d] : l.gpu->gpu_buffers)
+      if (d.host) guard.watch(i, *d.host, "the GPU's copy (" + l.gpu->id + ")");
   l.t0 = Clock::now();
   bind_buffers(l);  // host-side buffers, what goes to the GPU, kernel arguments
   plan_chunks(l);   // first chunks and chunk minimums

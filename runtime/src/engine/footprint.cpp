@@ -266,7 +266,7 @@ std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, con
   std::vector<std::optional<Interval>> atom(fp.atoms.size());
   for (size_t k = 0; k < fp.atoms.size(); ++k) atom[k] = evaluate(fp.ranges[k].first, fp.ranges[k].second, env);
   for (size_t i = 0; i < spec.args.size(); ++i) {
-    if (spec.args[i].kind != ArgKind::buffer) continue;
+    if (spec.args[i].kind == ArgKind::scalar) continue;
     const auto it = fp.args.find(spec.args[i].name);
     if (it == fp.args.end() || it->second.whole) continue;
     std::optional<Interval> rd, wr;

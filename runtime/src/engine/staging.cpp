@@ -67,6 +67,12 @@ std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned thre
 using engine::ms_since;
 using engine::Piece;
 
+// Whether the GPU's memory is host memory (a CPU-type device, or CL_DEVICE_HOST_UNIFIED_MEMORY): its own buffers
+// then live in guard-paged host memory of dop's. A discrete GPU's memory is the device's, under its own protection.
+bool Executor::Impl::gpu_in_host_memory() const {
+  return sel.gpu && (sel.gpu->host_unified_memory || (sel.gpu->type & CL_DEVICE_TYPE_CPU));
+}
+
 // The GPU's own buffers in copy modes, made before the timed region (and reused across launches and rebinds while
 // they are large enough): poisoned for tests, and in resident mode holding every input already.
 void Executor::Impl::prepare_gpu_buffers(Launch& l) {
@@ -76,8 +82,17 @@ void Executor::Impl::prepare_gpu_buffers(Launch& l) {
     if (a.kind != ArgKind::buffer) continue;
     auto& d = l.gpu->gpu_buffers[i];
     const cl_mem_flags flags = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
-    if (!d.buf || d.bytes < a.bytes() || d.flags != flags)
-      d = {cl::create_buffer(l.gpu->ctx, flags, a.bytes()), a.bytes(), flags};
+    if (!d.buf || d.bytes < a.bytes() || d.flags != flags) {
+      d = {};
+      if (gpu_in_host_memory()) {
+        d.host = std::make_unique<GuardedBlock>(a.bytes());
+        d.buf = cl::create_buffer(l.gpu->ctx, flags | CL_MEM_USE_HOST_PTR, a.bytes(), d.host->data());
+      } else {
+        d.buf = cl::create_buffer(l.gpu->ctx, flags, a.bytes());
+      }
+      d.bytes = a.bytes();
+      d.flags = flags;
+    }
     const cl::Buffer& b = d.buf;
     if (opt.poison_gpu_buffers) {
       const cl_uchar garbage = 0xA5;

@@ -1,10 +1,10 @@
-// This platform's id, and models checked against it.
-#include "platform_id.hpp"
+// This platform's id, and models checked against it (dop/platform.hpp).
+#include "dop/platform.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace dop::cli {
+namespace dop {
 
 std::string devices_platform_id(const cl::Selection& sel) {
   return (sel.cpu ? sel.cpu->name : std::string("-")) + " + " + (sel.gpu ? sel.gpu->name : std::string("-"));
@@ -22,10 +22,10 @@ std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& mode
   if (po.platform_id.empty() && trained_for != devices)
     std::fprintf(stderr,
                  "dop: warning: %s: the model was trained for platform '%s', and this platform is '%s' (its "
-                 "devices): using it anyway; --platform-id or DOP_PLATFORM_ID names this platform and refuses a "
-                 "model of another\n",
+                 "devices): using it anyway; DOP_PLATFORM_ID (or dop's --platform-id) names this platform and "
+                 "refuses a model of another\n",
                  model_path.c_str(), trained_for.c_str(), devices.c_str());
   return p;
 }
 
-}  // namespace dop::cli
+}  // namespace dop

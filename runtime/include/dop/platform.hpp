@@ -1,0 +1,25 @@
+// This platform's id, and models checked against it: dop predict, dop run --auto and the interposer (DOP_CONFIG=auto)
+// load their model through load_model_for_platform. Runtime tier.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dop/cl.hpp"
+#include "dop/predictor.hpp"
+
+namespace dop {
+
+/// The id of a platform nobody named, as dop sweep writes it into rows and dop characterize into its record:
+/// "<CPU device name> + <GPU device name>" ('-' for a role without a device).
+std::string devices_platform_id(const cl::Selection& sel);
+
+/// Loads a model (`model_path`) to run on the devices `sel`. This platform's id is `platform_id` (dop's
+/// --platform-id), else $DOP_PLATFORM_ID: a model trained for another platform is then refused (pred::ModelError
+/// naming both ids). With neither, the platform is assumed to be the devices' own (devices_platform_id), and a model
+/// trained under another id is used with a warning on stderr that names both ids (once per call: the interposer
+/// loads its model once).
+std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& model_path, const std::string& platform_id,
+                                                         const cl::Selection& sel);
+
+}  // namespace dop
