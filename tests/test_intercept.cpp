@@ -426,7 +426,8 @@ TEST_CASE("intercept: a launch fetches and leaves stale only its footprint's sli
   const long n = 65536, x = n * 4, part = n / 8 * 4;  // x's bytes; a slice's bytes (y's too; idx's)
   const struct {
     const char *memory, *config;
-  } runs[] = {{"zero-copy", "0.5,0.5"}, {"copy", "0.5,0.5"}, {"svm", "0.5,0.5"}, {"zero-copy", "0,1"}, {"copy", "1,1"}};
+  } runs[] = {{"zero-copy", "0.5,0.5"}, {"copy", "0.5,0.5"},  {"svm", "0.5,0.5"},
+              {"resident", "0.5,0.5"},  {"zero-copy", "0,1"}, {"copy", "1,1"}};
   for (const auto& run : runs) {
     auto r = run_command("env -u DOP_BUNDLER DOP_BUNDLES='" + dir + "/b' DOP_CACHE_DIR='" + dir +
                          "/cache' DOP_MEMORY=" + run.memory + " LD_PRELOAD='" + preload() +

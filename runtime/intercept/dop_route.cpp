@@ -37,19 +37,10 @@ bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args) {
   return false;
 }
 
+// The signed type of the same size ("uint": "int"); a signed or float type as it is.
 ElemType as_signed(ElemType t) {
-  switch (t) {
-    case ElemType::u8:
-      return ElemType::i8;
-    case ElemType::u16:
-      return ElemType::i16;
-    case ElemType::u32:
-      return ElemType::i32;
-    case ElemType::u64:
-      return ElemType::i64;
-    default:
-      return t;
-  }
+  const char* name = type_name(t);
+  return name[0] == 'u' ? parse_type(name + 1) : t;
 }
 
 // What each buffer argument of this launch may read and write over its whole NDRange (entry.m held, the scalars

@@ -56,6 +56,21 @@ static cl_program build(const char* src) {
   return p;
 }
 
+/* A kernel of `p` and a buffer of the context: the program stops on an error. */
+static cl_kernel kernel(cl_program p, const char* name) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  CHECK(err);
+  return k;
+}
+
+static cl_mem buffer(cl_mem_flags flags, size_t bytes, void* host) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, flags, bytes, host, &err);
+  CHECK(err);
+  return m;
+}
+
 static const char* vecadd_src =
     "__kernel void vecadd(__global const float* a, __global const float* b, __global float* c, int n) {\n"
     "  int i = get_global_id(0);\n"
@@ -347,20 +362,11 @@ static int resid(cl_command_queue q, int n) {
   }
   int p = 1;
   cl_program prog = build(resid_src);
-  cl_kernel inc = clCreateKernel(prog, "inc", &err);
-  CHECK(err);
-  cl_kernel mix = clCreateKernel(prog, "blend", &err);
-  CHECK(err);
-  cl_kernel gsum = clCreateKernel(prog, "gsum", &err);
-  CHECK(err);
-  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
-  CHECK(err);
-  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-  CHECK(err);
-  cl_mem dp = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p, &err);
-  CHECK(err);
-  cl_mem ds = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes / G, NULL, &err);
-  CHECK(err);
+  cl_kernel inc = kernel(prog, "inc"), mix = kernel(prog, "blend"), gsum = kernel(prog, "gsum");
+  cl_mem da = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a);
+  cl_mem db = buffer(CL_MEM_READ_WRITE, bytes, NULL);
+  cl_mem dp = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p);
+  cl_mem ds = buffer(CL_MEM_WRITE_ONLY, bytes / G, NULL);
   CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
   CHECK(clSetKernelArg(inc, 0, sizeof da, &da));
   CHECK(clSetKernelArg(inc, 1, sizeof dp, &dp));
@@ -468,7 +474,6 @@ static const char* slice_src =
     "}\n";
 
 static int slice(cl_command_queue q, int n) {
-  cl_int err;
   int m = n / 8;
   size_t bytes = (size_t)n * sizeof(int), global = (size_t)m, local = 64;
   int* x = malloc(bytes);
@@ -481,16 +486,10 @@ static int slice(cl_command_queue q, int n) {
   }
   for (int i = 0; i < m; ++i) idx[i] = (int)(((long)i * 7919) % n); /* distinct: 7919 is prime, n a power of 2 */
   cl_program prog = build(slice_src);
-  cl_kernel ks = clCreateKernel(prog, "slice", &err);
-  CHECK(err);
-  cl_kernel kx = clCreateKernel(prog, "scatter", &err);
-  CHECK(err);
-  cl_mem dx = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x, &err);
-  CHECK(err);
-  cl_mem dy = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, y, &err);
-  CHECK(err);
-  cl_mem di = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)m * sizeof(int), idx, &err);
-  CHECK(err);
+  cl_kernel ks = kernel(prog, "slice"), kx = kernel(prog, "scatter");
+  cl_mem dx = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x);
+  cl_mem dy = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, y);
+  cl_mem di = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)m * sizeof(int), idx);
   CHECK(clSetKernelArg(ks, 0, sizeof dx, &dx));
   CHECK(clSetKernelArg(ks, 1, sizeof dy, &dy));
   CHECK(clSetKernelArg(kx, 0, sizeof dx, &dx));
@@ -514,16 +513,13 @@ static int slice(cl_command_queue q, int n) {
   for (int i = 0; i < m; ++i) x[idx[i]] = -i;
   CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
   bad |= resid_check("whole after scatter", got, x, n);
-  clReleaseMemObject(dx);
-  clReleaseMemObject(dy);
-  clReleaseMemObject(di);
-  clReleaseKernel(ks);
-  clReleaseKernel(kx);
+  cl_mem mems[3] = {dx, dy, di};
+  for (int i = 0; i < 3; ++i) clReleaseMemObject(mems[i]);
+  cl_kernel kernels[2] = {ks, kx};
+  for (int i = 0; i < 2; ++i) clReleaseKernel(kernels[i]);
   clReleaseProgram(prog);
-  free(x);
-  free(y);
-  free(idx);
-  free(got);
+  int* host[4] = {x, y, idx, got};
+  for (int i = 0; i < 4; ++i) free(host[i]);
   return bad;
 }
 
