@@ -178,6 +178,25 @@ TEST_CASE("intercept: buffers stay where they are between launches and the appli
   }
 }
 
+// Without a footprint (no forms: no bundle, no bundler) a dop launch fetches its buffers whole and leaves every byte
+// of a writable one stale, and the application reads exact results (cl_app slice writes part of a slice of x).
+TEST_CASE("intercept: without a footprint a launch fetches whole buffers and may write all of a writable one",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_slice_whole";
+  run_command("rm -rf '" + dir + "'");
+  auto r = run_command("env -u DOP_BUNDLER -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' LD_PRELOAD='" + preload() +
+                       "' DOP_CONFIG=0.5,0.5 DOP_LOG=1 '" + app() + "' slice 65536");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("slice: OK") != std::string::npos);
+  const auto lines = log_lines(r.out, "slice");
+  REQUIRE(lines.size() == 2);
+  CHECK(number(lines[0], "fetched") == 2 * 65536 * 4);  // x and y whole
+  CHECK(number(lines[0], "wrote") == 65536 * 4);
+  CHECK(number(lines[1], "fetched") == 0);
+  CHECK(number(lines[1], "wrote") == 65536 * 4);
+}
+
 // Launches on the dop route return like real ones: after the first (synchronous, so that a build error can fall
 // back), clEnqueueNDRangeKernel returns before the kernel has run, and waiting for its event takes the kernel's time.
 namespace {
@@ -399,6 +418,57 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
   CHECK(r.rc == 2);  // bad usage
   CHECK(r.out.find("--config auto needs --model") != std::string::npos);
+}
+
+// Residency by footprints: a launch fetches only what its footprint may read or write, and leaves stale only what it
+// may write, where the footprint bounds the buffer for the launch's NDRange and scalars. cl_app slice: `slice` writes
+// x[off + i], i in [0, m), but each third (bytes of its write range it leaves alone, which must reach the
+// application right), at off = n/4 and n/2; `scatter` writes x through loaded indices (the footprint does not bound
+// x: whole). Every read is checked exactly; the log says what was fetched, left stale and flushed.
+TEST_CASE("intercept: a launch fetches and leaves stale only its footprint's slices where the footprint bounds them",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_slice";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/b'");
+  REQUIRE(run_command("'" + app() + "' source slice > '" + dir + "/slice.cl'").rc == 0);
+  for (const std::string k : {"slice", "scatter"}) {
+    auto made = run_command("'" + dop::test::dop_binary() + "' bundle '" + dir + "/slice.cl' --kernel " + k +
+                            " --options -DSCALE=3 --out '" + dir + "/b/" + k + ".json'");
+    INFO(made.out);
+    REQUIRE(made.rc == 0);
+  }
+  const long n = 65536, x = n * 4, part = n / 8 * 4;  // x's bytes; a slice's bytes (y's too; idx's)
+  const struct {
+    const char *memory, *config;
+  } runs[] = {{"zero-copy", "0.5,0.5"}, {"copy", "0.5,0.5"},  {"svm", "0.5,0.5"},
+              {"resident", "0.5,0.5"},  {"zero-copy", "0,1"}, {"copy", "1,1"}};
+  for (const auto& run : runs) {
+    auto r = run_command("env -u DOP_BUNDLER DOP_BUNDLES='" + dir + "/b' DOP_CACHE_DIR='" + dir +
+                         "/cache' DOP_MEMORY=" + run.memory + " LD_PRELOAD='" + preload() +
+                         "' DOP_CONFIG=" + run.config + " DOP_LOG=1 '" + app() + "' slice " + std::to_string(n));
+    INFO(run.memory << " at " << run.config << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("slice: OK") != std::string::npos);
+    const auto sl = log_lines(r.out, "slice"), sc = log_lines(r.out, "scatter");
+    REQUIRE(sl.size() == 2);
+    REQUIRE(sc.size() == 1);
+    for (const auto& l : sl) {
+      CHECK(field(l, "route") == "dop");
+      CHECK(field(l, "memory") == run.memory);
+      CHECK(number(l, "fetched") == 2 * part);  // x's write range (kept right where the kernel skips) and y's slice
+      CHECK(number(l, "wrote") == part);
+    }
+    // The read of x's first quarter (before both slices) flushes nothing; the whole read flushes the slice only.
+    size_t flushes = 0;
+    for (size_t p = r.out.find("dop-intercept: flushed="); p != std::string::npos;
+         p = r.out.find("dop-intercept: flushed=", p + 1)) {
+      const std::string line = r.out.substr(p, r.out.find('\n', p) - p);
+      if (flushes++ < 2) CHECK(number(line, "flushed") == part);
+    }
+    CHECK(flushes == 2);  // after scatter dop's copy of x is current whole: the read is served from it
+    // scatter: x whole (what the slices did not fetch) and idx's slice; every byte of x may have been written.
+    CHECK(number(sc[0], "fetched") == x - 2 * part + part);
+    CHECK(number(sc[0], "wrote") == x);
+  }
 }
 #endif
 

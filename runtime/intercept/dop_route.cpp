@@ -28,6 +28,58 @@ void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
       std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
 }
 
+// Whether an integer scalar argument has its top bit set: a negative value if the kernel's type is signed.
+bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args) {
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == ArgKind::scalar && args[i].bytes > 0 &&
+        (static_cast<const unsigned char*>(args[i].data())[args[i].bytes - 1] & 0x80))
+      return true;
+  return false;
+}
+
+// The signed type of the same size ("uint": "int"); a signed or float type as it is.
+ElemType as_signed(ElemType t) {
+  const char* name = type_name(t);
+  return name[0] == 'u' ? parse_type(name + 1) : t;
+}
+
+// What each buffer argument of this launch may read and write over its whole NDRange (entry.m held, the scalars
+// set): the kernel's footprint where it bounds the argument (dop/footprint.hpp, clamped to the buffer), whole
+// otherwise. The interposer knows a scalar's size, not whether the kernel's type is signed (its spec reads them
+// unsigned); where a scalar could be negative, an argument whose ranges differ when the scalars are read signed
+// is left whole.
+std::vector<LaunchBytes> launch_bytes(const DopState::Entry& entry) {
+  const Spec& es = entry.exec->spec();
+  std::vector<LaunchBytes> out(es.args.size());
+  if (entry.footprint.empty() || es.global.empty()) return out;
+  const std::vector<size_t> local = entry.exec->local_size();
+  const size_t items = es.global.back();  // the split dimension (FootprintEvaluator's): every id of the launch
+  const auto ranges = footprint_ranges(entry.footprint, es, entry.args, local, 0, items);
+  std::vector<ArgRanges> signed_ranges;
+  if (any_top_bit(es, entry.args)) {
+    Spec signed_spec = es;
+    for (auto& a : signed_spec.args)
+      if (a.kind == ArgKind::scalar) a.type = as_signed(a.type);
+    signed_ranges = footprint_ranges(entry.footprint, signed_spec, entry.args, local, 0, items);
+  }
+  auto same = [](const std::optional<ByteRange>& a, const std::optional<ByteRange>& b) {
+    return a && b && ((a->empty() && b->empty()) || (a->lo == b->lo && a->hi == b->hi));
+  };
+  auto range = [](const ByteRange& r) {
+    return r.empty() ? RangeSet::Range{0, 0} : RangeSet::Range{size_t(r.lo), size_t(r.hi)};
+  };
+  for (size_t i = 0; i < es.args.size(); ++i) {
+    const ArgRanges& r = ranges[i];
+    if (!r.read || !r.write) continue;  // not bounded
+    if (!signed_ranges.empty() && !(same(r.read, signed_ranges[i].read) && same(r.write, signed_ranges[i].write)))
+      continue;
+    out[i].whole = false;
+    out[i].read = range(*r.read);
+    out[i].write = range(*r.write);
+  }
+  return out;
+}
+
 // Runs the launch with dop, over dop's host copies of the buffers (on dop's worker thread; `states` are the buffer
 // arguments' states, marked busy by the submitter; `queue` is dop's own queue on the application's context and
 // device, for fetches). Returns CL_SUCCESS, or throws before anything of the application's has been changed (the
@@ -49,10 +101,11 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     std::sort(order.begin(), order.end());
     for (BufferState* st : order) held.emplace_back(st->m);
   }
+  set_scalars(entry, plan);
+  const std::vector<LaunchBytes> bytes = launch_bytes(entry);
   size_t fetched = 0;
   for (size_t i = 0; i < es.args.size(); ++i)
-    if (states[i]) fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read);
-  set_scalars(entry, plan);
+    if (states[i]) fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read, bytes[i]);
   const bool svm = s.memory == MemoryMode::svm;
   auto take = [&](size_t i) {  // dop's host copy becomes the launch's argument, and back
     if (svm)
@@ -100,9 +153,16 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   d.config = r.config;
   ++entry.launches;
   const auto t2 = Clock::now();
-  // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now).
-  for (size_t i = 0; i < es.args.size(); ++i)
-    if (states[i] && es.args[i].access != Access::read) dop_wrote(*states[i], queue, 0, states[i]->size);
+  // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now):
+  // the bytes the footprint says the launch may write, every byte where it does not bound the buffer.
+  size_t wrote = 0;
+  for (size_t i = 0; i < es.args.size(); ++i) {
+    if (!states[i] || es.args[i].access == Access::read) continue;
+    const auto [lo, hi] = bytes[i].whole ? RangeSet::Range{0, states[i]->size} : bytes[i].write;
+    if (lo >= hi) continue;
+    dop_wrote(*states[i], queue, lo, hi);
+    wrote += hi - lo;
+  }
   const auto t3 = Clock::now();
   d.ran_ms = ms_between(t1, t3);
   const cl_uint work_dim = cl_uint(d.spec->global.size());
@@ -129,8 +189,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
       line += " built=" + std::to_string(r.programs_built) + " cached=" + std::to_string(r.programs_from_cache) +
               " build_ms=" + fmt_ms(r.build_ms);
     line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
-            " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
-            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
+            " wrote=" + std::to_string(wrote) + " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) +
+            " dop_ms=" + fmt_ms(ms_between(t1, t2)) + " out_ms=" + fmt_ms(ms_between(t2, t3)) +
+            " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
     if (d.async) line += " async=1";
     if (!r.note.empty()) line += " note=\"" + r.note + "\"";
     log_line(line);

@@ -45,6 +45,7 @@ struct DopState {
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
     std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
+    Footprint footprint;             // the kernel's, from its forms (empty: no buffer is bounded)
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)

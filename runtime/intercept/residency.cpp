@@ -168,6 +168,7 @@ void flush_stale(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, 
   if (!st.stale.intersects(lo, hi)) return;
   prune_flushes(st);
   const auto* base = static_cast<const unsigned char*>(st.shadow.data());
+  size_t flushed = 0;
   for (const auto& [b, e] : st.stale.within(lo, hi)) {
     cl_event ev = nullptr;
     check(real_clEnqueueWriteBuffer(queue, st.mem, CL_FALSE, b, e - b, base + b, 0, nullptr, &ev),
@@ -176,7 +177,11 @@ void flush_stale(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, 
     clRetainEvent(ev);
     waits.push_back(ev);
     st.stale.remove(b, e);
+    flushed += e - b;
   }
+  if (log_enabled())
+    log_line("flushed=" + std::to_string(flushed) + " buffer_bytes=" + std::to_string(st.size) +
+             " (dop's results written to the application's buffer)");
 }
 
 void flush_all(BufferState& st, cl_command_queue queue) {
@@ -199,7 +204,7 @@ bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst) {
   return true;
 }
 
-size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write) {
+size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, const LaunchBytes& bytes) {
   if (st.shadow.bytes != st.size) {  // first use: dop's copy of the whole buffer
     st.shadow.spec = &st.spec;
     st.shadow.storage.resize((st.size + 7) / 8);
@@ -208,11 +213,19 @@ size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write) {
   if (will_write) wait_flushes(st);
   size_t fetched = 0;
   auto* base = static_cast<unsigned char*>(st.shadow.data());
-  for (const auto& [b, e] : st.host_valid.missing(0, st.size)) {
-    check(real_clEnqueueReadBuffer(queue, st.mem, CL_TRUE, b, e - b, base + b, 0, nullptr, nullptr),
-          "clEnqueueReadBuffer (the application's data for dop)", st);
-    st.host_valid.add(b, e);
-    fetched += e - b;
+  auto fetch = [&](size_t lo, size_t hi) {
+    for (const auto& [b, e] : st.host_valid.missing(lo, std::min(hi, st.size))) {
+      check(real_clEnqueueReadBuffer(queue, st.mem, CL_TRUE, b, e - b, base + b, 0, nullptr, nullptr),
+            "clEnqueueReadBuffer (the application's data for dop)", st);
+      st.host_valid.add(b, e);
+      fetched += e - b;
+    }
+  };
+  if (bytes.whole) {
+    fetch(0, st.size);
+  } else {
+    fetch(bytes.read.first, bytes.read.second);
+    fetch(bytes.write.first, bytes.write.second);
   }
   return fetched;
 }

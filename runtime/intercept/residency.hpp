@@ -79,11 +79,20 @@ void app_writes(BufferState& st, size_t lo, size_t hi, bool exact);
 /// result of a dop launch not yet flushed); false when the application's copy must serve. Call with st.m held.
 bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst);
 
-/// For a dop launch (st.m held by the caller): dop's copy made current in whole, reading on `queue` only what it
-/// lacks (blocking); returns the bytes read. With `will_write`, also waits for flushes still reading the copy.
-size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write);
-/// After a dop launch wrote [lo, hi) of dop's copy: the application's copy is stale there (written back now for an
-/// eager buffer). `queue` is kept for flushes that have no queue of their own.
+/// The bytes of one buffer a dop launch may read and may write, [lo, hi) each (empty when lo >= hi), from the
+/// kernel's footprint where it bounds the buffer for this launch; `whole`: it does not, every byte may be both.
+struct LaunchBytes {
+  bool whole = true;
+  RangeSet::Range read{0, 0}, write{0, 0};
+};
+
+/// For a dop launch (st.m held by the caller): dop's copy made current where the launch may read or write it (all
+/// of it for `whole`; a write range too, so that the bytes of it the kernel leaves alone are right when the range is
+/// flushed), reading on `queue` only what it lacks (blocking); returns the bytes read. With `will_write`, also waits
+/// for flushes still reading the copy.
+size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, const LaunchBytes& bytes);
+/// After a dop launch wrote [lo, hi) of dop's copy (current there: fetch_for_dop): the application's copy is stale
+/// there (written back now for an eager buffer). `queue` is kept for flushes that have no queue of their own.
 void dop_wrote(BufferState& st, cl_command_queue queue, size_t lo, size_t hi);
 /// After a dop launch failed with `wrote` possibly changed part way: dop's copy is no longer trusted. Returns false
 /// when bytes only dop's copy held were lost (the application's copy of them is stale).

@@ -12,6 +12,9 @@
  *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
  *                                and mapping buffers between launches, a kernel dop falls back on (__local) using
  *                                results of dop's launches, an out-of-order queue with events; every step checked
+ *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at two offsets,
+ *                                then one writing it through loaded indices; the app reads the buffer whole and in
+ *                                part after each, every read checked exactly
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -51,6 +54,21 @@ static cl_program build(const char* src) {
     exit(2);
   }
   return p;
+}
+
+/* A kernel of `p` and a buffer of the context: the program stops on an error. */
+static cl_kernel kernel(cl_program p, const char* name) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  CHECK(err);
+  return k;
+}
+
+static cl_mem buffer(cl_mem_flags flags, size_t bytes, void* host) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, flags, bytes, host, &err);
+  CHECK(err);
+  return m;
 }
 
 static const char* vecadd_src =
@@ -344,20 +362,11 @@ static int resid(cl_command_queue q, int n) {
   }
   int p = 1;
   cl_program prog = build(resid_src);
-  cl_kernel inc = clCreateKernel(prog, "inc", &err);
-  CHECK(err);
-  cl_kernel mix = clCreateKernel(prog, "blend", &err);
-  CHECK(err);
-  cl_kernel gsum = clCreateKernel(prog, "gsum", &err);
-  CHECK(err);
-  cl_mem da = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
-  CHECK(err);
-  cl_mem db = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-  CHECK(err);
-  cl_mem dp = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p, &err);
-  CHECK(err);
-  cl_mem ds = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes / G, NULL, &err);
-  CHECK(err);
+  cl_kernel inc = kernel(prog, "inc"), mix = kernel(prog, "blend"), gsum = kernel(prog, "gsum");
+  cl_mem da = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a);
+  cl_mem db = buffer(CL_MEM_READ_WRITE, bytes, NULL);
+  cl_mem dp = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p);
+  cl_mem ds = buffer(CL_MEM_WRITE_ONLY, bytes / G, NULL);
   CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
   CHECK(clSetKernelArg(inc, 0, sizeof da, &da));
   CHECK(clSetKernelArg(inc, 1, sizeof dp, &dp));
@@ -451,6 +460,69 @@ static int resid(cl_command_queue q, int n) {
   return bad;
 }
 
+/* Residency where a footprint bounds the writes: slice writes x[off + i] for i in [0, m) but each third (which it
+ * leaves alone: its footprint's write range holds bytes it does not write), scatter writes x through loaded indices
+ * (its footprint cannot bound x). */
+static const char* slice_src =
+    "__kernel void slice(__global int* x, __global const int* y, int off) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i % 3 != 0) x[off + i] = y[off + i] + off;\n"
+    "}\n"
+    "__kernel void scatter(__global int* x, __global const int* idx) {\n"
+    "  int i = get_global_id(0);\n"
+    "  x[idx[i]] = -i;\n"
+    "}\n";
+
+static int slice(cl_command_queue q, int n) {
+  int m = n / 8;
+  size_t bytes = (size_t)n * sizeof(int), global = (size_t)m, local = 64;
+  int* x = malloc(bytes);
+  int* y = malloc(bytes);
+  int* idx = malloc((size_t)m * sizeof(int));
+  int* got = malloc(bytes);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 1000 + i;
+    y[i] = 3 * i - 7;
+  }
+  for (int i = 0; i < m; ++i) idx[i] = (int)(((long)i * 7919) % n); /* distinct: 7919 is prime, n a power of 2 */
+  cl_program prog = build(slice_src);
+  cl_kernel ks = kernel(prog, "slice"), kx = kernel(prog, "scatter");
+  cl_mem dx = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, x);
+  cl_mem dy = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, y);
+  cl_mem di = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (size_t)m * sizeof(int), idx);
+  CHECK(clSetKernelArg(ks, 0, sizeof dx, &dx));
+  CHECK(clSetKernelArg(ks, 1, sizeof dy, &dy));
+  CHECK(clSetKernelArg(kx, 0, sizeof dx, &dx));
+  CHECK(clSetKernelArg(kx, 1, sizeof di, &di));
+  int bad = 0;
+  int offs[2] = {n / 4, n / 2};
+  for (int r = 0; r < 2; ++r) {
+    int off = offs[r];
+    CHECK(clSetKernelArg(ks, 2, sizeof off, &off));
+    CHECK(clEnqueueNDRangeKernel(q, ks, 1, NULL, &global, &local, 0, NULL, NULL));
+    for (int i = 0; i < m; ++i)
+      if (i % 3 != 0) x[off + i] = y[off + i] + off;
+    /* The part before the first slice (untouched), then the whole buffer. */
+    memset(got, 0, bytes);
+    CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, (size_t)(n / 4) * sizeof(int), got, 0, NULL, NULL));
+    bad |= resid_check(r == 0 ? "untouched part after slice 1" : "untouched part after slice 2", got, x, n / 4);
+    CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+    bad |= resid_check(r == 0 ? "whole after slice 1" : "whole after slice 2", got, x, n);
+  }
+  CHECK(clEnqueueNDRangeKernel(q, kx, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < m; ++i) x[idx[i]] = -i;
+  CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("whole after scatter", got, x, n);
+  cl_mem mems[3] = {dx, dy, di};
+  for (int i = 0; i < 3; ++i) clReleaseMemObject(mems[i]);
+  cl_kernel kernels[2] = {ks, kx};
+  for (int i = 0; i < 2; ++i) clReleaseKernel(kernels[i]);
+  clReleaseProgram(prog);
+  int* host[4] = {x, y, idx, got};
+  for (int i = 0; i < 4; ++i) free(host[i]);
+  return bad;
+}
+
 /* Three launches of a long kernel (x = x * 3 + i, ITERS times per element), each waited for at once: an enqueue that
  * returns before its kernel has run, as a real one does, takes little time and the wait the kernel's. */
 static const char* spin_src =
@@ -503,7 +575,10 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
   if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
     const char* which = argc > 2 ? argv[2] : "";
-    const char* src = strcmp(which, "vecadd") == 0 ? vecadd_src : strcmp(which, "poly") == 0 ? poly_src : NULL;
+    const char* src = strcmp(which, "vecadd") == 0  ? vecadd_src
+                      : strcmp(which, "poly") == 0  ? poly_src
+                      : strcmp(which, "slice") == 0 ? slice_src
+                                                    : NULL;
     if (!src) return 2;
     fputs(src, stdout);
     return 0;
@@ -548,6 +623,14 @@ int main(int argc, char** argv) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     bad = resid(q, n);
     printf("resid: %s n=%d\n", bad ? "FAIL" : "OK", n);
+  } else if (strcmp(mode, "slice") == 0) {
+    int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
+    if (n < 1024 || (n & (n - 1)) != 0) {
+      fprintf(stderr, "cl_app: slice needs N a power of two >= 1024\n");
+      return 2;
+    }
+    bad = slice(q, n);
+    printf("slice: %s n=%d\n", bad ? "FAIL" : "OK", n);
   } else if (strcmp(mode, "async") == 0) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     int iters = argc > 3 ? atoi(argv[3]) : 20000;
