@@ -30,6 +30,19 @@ ElemType scalar_type(size_t bytes) {
   }
 }
 
+// A scalar's type as the kernel declares it ("int", "const long"), where it is one of the spec's types of the size the
+// application gives; `untyped` (the unsigned type of that size) otherwise: typedefs, vectors, another size.
+ElemType declared_type(std::string declared, ElemType untyped) {
+  for (const char* q : {"const ", "volatile "})
+    while (declared.compare(0, std::strlen(q), q) == 0) declared.erase(0, std::strlen(q));
+  try {
+    const ElemType t = parse_type(declared);
+    return type_size(t) == type_size(untyped) ? t : untyped;
+  } catch (const SpecError&) {
+    return untyped;
+  }
+}
+
 // The launch as a spec (buffers of bytes, scalars of their size) and the key of its executor: program, kernel and
 // argument signature (not the launch shape: one executor is rebound to each shape).
 Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local,
@@ -63,7 +76,8 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
   return spec;
 }
 
-// The integer scalar arguments by name, for the model's size expressions (as unsigned values of their size).
+// The integer scalar arguments by name, for the model's size expressions: signed where the kernel declares them so
+// (declared_type), unsigned values of their size otherwise.
 pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
   pred::ArgValues v;
   for (size_t i = 0; i < spec.args.size() && i < plan.args.size(); ++i) {
@@ -71,6 +85,8 @@ pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
     if (spec.args[i].kind != ArgKind::scalar || b.empty() || b.size() > 8) continue;
     uint64_t x = 0;
     std::memcpy(&x, b.data(), b.size());  // little-endian hosts
+    const bool is_signed = type_name(spec.args[i].type)[0] != 'u' && !is_float(spec.args[i].type);
+    if (is_signed && b.size() < 8 && (x >> (8 * b.size() - 1) & 1)) x |= ~uint64_t(0) << (8 * b.size());
     v[spec.args[i].name] = int64_t(x);
   }
   return v;
@@ -87,9 +103,13 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   opt.memory = s.memory;
   const KernelForms forms =
       dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
-  // The kernel's argument names: its footprint and the model's size expressions use them.
+  // The kernel's argument names (its footprint and the model's size expressions use them) and its scalars' types.
   if (forms.arg_names.size() == spec.args.size())
     for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
+  if (forms.arg_types.size() == spec.args.size())
+    for (size_t i = 0; i < spec.args.size(); ++i)
+      if (spec.args[i].kind == ArgKind::scalar)
+        spec.args[i].type = declared_type(forms.arg_types[i], spec.args[i].type);
   if (s.auto_config) {
     if (!forms.code) {
       s.failed[key] = "DOP_CONFIG=auto: " + forms.no_code;
@@ -339,7 +359,10 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   {
     std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
     const Spec& es = d.entry->exec->spec();
-    for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) spec->args[i].name = es.args[i].name;
+    for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) {
+      spec->args[i].name = es.args[i].name;
+      if (spec->args[i].kind == ArgKind::scalar) spec->args[i].type = es.args[i].type;
+    }
   }
   d.spec = spec;
   std::string ckey;

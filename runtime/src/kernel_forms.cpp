@@ -13,17 +13,18 @@ namespace {
 
 using json = nlohmann::json;
 
-// The kernel's argument names in order, from its features (empty when they have none): what footprints and size
-// expressions call the arguments.
-std::vector<std::string> arg_names(const std::string& features_json) {
-  std::vector<std::string> names;
+// One string field of each of the kernel's arguments in order, from its features (empty when they have none, or
+// when an argument lacks it): "name" is what footprints and size expressions call the arguments, "type" their
+// declared types.
+std::vector<std::string> arg_field(const std::string& features_json, const char* field) {
+  std::vector<std::string> values;
   const auto j = json::parse(features_json.empty() ? std::string("null") : features_json, nullptr, false);
-  if (!j.is_object() || !j.contains("args") || !j["args"].is_array()) return names;
+  if (!j.is_object() || !j.contains("args") || !j["args"].is_array()) return values;
   for (const auto& a : j["args"]) {
-    if (!a.is_object() || !a.contains("name") || !a["name"].is_string()) return {};
-    names.push_back(a["name"].get<std::string>());
+    if (!a.is_object() || !a.contains(field) || !a[field].is_string()) return {};
+    values.push_back(a[field].get<std::string>());
   }
-  return names;
+  return values;
 }
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
@@ -35,7 +36,8 @@ void set_features(KernelForms& forms, const std::string& features_json, const st
   const std::string text = features_json.empty() ? std::string("null") : features_json;
   forms.footprint = parse_footprint(text, origin);
   forms.features_json = text;
-  forms.arg_names = arg_names(text);
+  forms.arg_names = arg_field(text, "name");
+  forms.arg_types = arg_field(text, "type");
   try {
     forms.code = code_features_from_json(forms.features_json, origin, kernel);
   } catch (const std::exception& e) {

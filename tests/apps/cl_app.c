@@ -12,9 +12,9 @@
  *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
  *                                and mapping buffers between launches, a kernel dop falls back on (__local) using
  *                                results of dop's launches, an out-of-order queue with events; every step checked
- *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at two offsets,
- *                                then one writing it through loaded indices; the app reads the buffer whole and in
- *                                part after each, every read checked exactly
+ *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at three
+ *                                offsets (one a negative scalar), then one writing it through loaded indices; the
+ *                                app reads the buffer whole and in part after each, every read checked exactly
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -460,13 +460,14 @@ static int resid(cl_command_queue q, int n) {
   return bad;
 }
 
-/* Residency where a footprint bounds the writes: slice writes x[off + i] for i in [0, m) but each third (which it
- * leaves alone: its footprint's write range holds bytes it does not write), scatter writes x through loaded indices
- * (its footprint cannot bound x). */
+/* Residency where a footprint bounds the writes: slice writes x[base + off + i] for i in [0, m) but each third
+ * (which it leaves alone: its footprint's write range holds bytes it does not write), at base 0 and two offsets, then
+ * at an offset below the base (a negative scalar, which the interposer cannot tell from a large unsigned one);
+ * scatter writes x through loaded indices (its footprint cannot bound x). */
 static const char* slice_src =
-    "__kernel void slice(__global int* x, __global const int* y, int off) {\n"
+    "__kernel void slice(__global int* x, __global const int* y, int base, int off) {\n"
     "  int i = get_global_id(0);\n"
-    "  if (i % 3 != 0) x[off + i] = y[off + i] + off;\n"
+    "  if (i % 3 != 0) x[base + off + i] = y[base + off + i] + off;\n"
     "}\n"
     "__kernel void scatter(__global int* x, __global const int* idx) {\n"
     "  int i = get_global_id(0);\n"
@@ -495,19 +496,23 @@ static int slice(cl_command_queue q, int n) {
   CHECK(clSetKernelArg(kx, 0, sizeof dx, &dx));
   CHECK(clSetKernelArg(kx, 1, sizeof di, &di));
   int bad = 0;
-  int offs[2] = {n / 4, n / 2};
-  for (int r = 0; r < 2; ++r) {
-    int off = offs[r];
-    CHECK(clSetKernelArg(ks, 2, sizeof off, &off));
+  int bases[3] = {0, 0, 3 * (n / 4)}, offs[3] = {n / 4, n / 2, -(n / 8)};
+  const char* steps[3][2] = {{"untouched part after slice 1", "whole after slice 1"},
+                             {"untouched part after slice 2", "whole after slice 2"},
+                             {"untouched part after slice 3", "whole after slice 3 (negative offset)"}};
+  for (int r = 0; r < 3; ++r) {
+    int base = bases[r], off = offs[r];
+    CHECK(clSetKernelArg(ks, 2, sizeof base, &base));
+    CHECK(clSetKernelArg(ks, 3, sizeof off, &off));
     CHECK(clEnqueueNDRangeKernel(q, ks, 1, NULL, &global, &local, 0, NULL, NULL));
     for (int i = 0; i < m; ++i)
-      if (i % 3 != 0) x[off + i] = y[off + i] + off;
+      if (i % 3 != 0) x[base + off + i] = y[base + off + i] + off;
     /* The part before the first slice (untouched), then the whole buffer. */
     memset(got, 0, bytes);
     CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, (size_t)(n / 4) * sizeof(int), got, 0, NULL, NULL));
-    bad |= resid_check(r == 0 ? "untouched part after slice 1" : "untouched part after slice 2", got, x, n / 4);
+    bad |= resid_check(steps[r][0], got, x, n / 4);
     CHECK(clEnqueueReadBuffer(q, dx, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
-    bad |= resid_check(r == 0 ? "whole after slice 1" : "whole after slice 2", got, x, n);
+    bad |= resid_check(steps[r][1], got, x, n);
   }
   CHECK(clEnqueueNDRangeKernel(q, kx, 1, NULL, &global, &local, 0, NULL, NULL));
   for (int i = 0; i < m; ++i) x[idx[i]] = -i;

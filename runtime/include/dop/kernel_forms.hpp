@@ -51,6 +51,9 @@ struct KernelForms {
   std::optional<pred::CodeFeatures> code;  ///< code features for the predictor (code_features_from_json)
   std::string no_code;                     ///< why `code` is empty
   std::vector<std::string> arg_names;      ///< the kernel's argument names in order, from the features ({} without)
+  /// The kernel's argument types as declared ("int", "const __global float *"), in order, from the features ({}
+  /// without): what an application's untyped scalar bytes mean (a negative int is not a huge uint).
+  std::vector<std::string> arg_types;
   /// The code features; throws std::runtime_error saying why (no_code) when there are none.
   const pred::CodeFeatures& code_features() const;
 };
