@@ -294,7 +294,8 @@ void add_models(CLI::App& app) {
                     "Dopia's protocol: train on every other set, decide every workload of this set (e.g. real)");
     cmd->add_option("--sample-configs", f->sample_configs,
                     "Train on N configurations per workload, as dop sweep --configs N picks them (evaluations "
-                    "still decide the full grid; default 0: all)");
+                    "still decide the full grid; default 0: all; N >= 3)")
+        ->check(sampled_configs_check());
     cmd->add_option("--out", f->out, "Write the model trained on all workloads (dop-model/1 JSON)");
     cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");
