@@ -412,7 +412,35 @@ TEST_CASE("leave-one-kernel-out holds out each real kernel", "[trainer]") {
   // Without real workloads there is nothing to hold out.
   const auto none = train::leave_one_kernel_out(train::load_dataset(write_text("noreal.csv", good_rows(3))), o);
   CHECK(none.outcomes.empty());
-  CHECK_THAT(none.note, Catch::Contains("needs workloads of set 'real'"));
+  CHECK_THAT(none.note, Catch::Contains("needs complete workloads of set 'real'"));
+}
+
+TEST_CASE("leave-one-kernel-out leaves out, and names, a real kernel whose workloads are all partial", "[trainer]") {
+  // The real workloads of kernel k0 (w0, w21) miss their (1, 1) row: partial, no oracle to score them.
+  std::istringstream in(dop::test::read_file(synthetic_dataset("loko_partial_full.csv", 28, 4, 1.0)));
+  std::string line, text;
+  while (std::getline(in, line)) {
+    const bool k0_real = line.find(",real,k0,") != std::string::npos;
+    if (!(k0_real && line.find(",1,1,8,8,") != std::string::npos)) text += line + "\n";
+  }
+  const auto d = train::load_dataset(write_text("loko_partial.csv", text));
+  std::set<std::string> complete_real;
+  size_t k0_partial = 0;
+  for (const auto& w : d.workloads) {
+    if (w.set == "real" && w.complete) complete_real.insert(w.kernel);
+    k0_partial += w.set == "real" && w.kernel == "k0" && !w.complete;
+  }
+  REQUIRE(k0_partial == 2);
+  REQUIRE(!complete_real.count("k0"));
+  train::TrainOptions o;
+  o.type = "dt";
+  const auto e = train::leave_one_kernel_out(d, o);
+  CHECK(e.folds == complete_real.size());  // no empty fold for k0
+  REQUIRE(e.per_kernel.size() == complete_real.size());
+  for (const auto& k : e.per_kernel) CHECK(k.kernel != "k0");
+  for (const auto& x : e.outcomes) CHECK(d.workloads[x.workload].kernel == e.per_kernel[size_t(x.fold)].kernel);
+  CHECK_THAT(e.note,
+             Catch::Contains("1 kernel(s) left out") && Catch::Contains("all partial") && Catch::EndsWith(": k0"));
 }
 
 TEST_CASE("a model is evaluated only on a matching dataset", "[trainer]") {

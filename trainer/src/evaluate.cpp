@@ -225,14 +225,23 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
   Evaluation e;
   e.method = "leave-one-kernel-out";
   e.model_type = o.type;
-  std::vector<std::string> kernels;
+  // The folds are the kernels with a complete real workload (one the oracle can score); a kernel whose real
+  // workloads are all partial would make an empty fold: it is left out, and the note says so.
+  std::set<std::string> kernel_set, partial_only;
   for (const auto& w : d.workloads)
-    if (w.set == "real" && std::find(kernels.begin(), kernels.end(), w.kernel) == kernels.end())
-      kernels.push_back(w.kernel);
-  std::sort(kernels.begin(), kernels.end());
+    if (w.set == "real") (w.complete ? kernel_set : partial_only).insert(w.kernel);
+  for (const auto& k : kernel_set) partial_only.erase(k);
+  const std::vector<std::string> kernels(kernel_set.begin(), kernel_set.end());
   e.folds = kernels.size();
+  if (!partial_only.empty()) {
+    std::string names;
+    for (const auto& k : partial_only) names += (names.empty() ? "" : ", ") + k;
+    e.note = std::to_string(partial_only.size()) + " kernel(s) left out, their real workloads all partial (no oracle " +
+             "to score): " + names;
+  }
   if (kernels.size() < 2) {
-    e.note = "needs workloads of set 'real' from at least 2 kernels, found " + std::to_string(kernels.size());
+    e.note = "needs complete workloads of set 'real' from at least 2 kernels, found " + std::to_string(kernels.size()) +
+             (e.note.empty() ? "" : "; " + e.note);
     return e;
   }
   Collector col{d, {}, {}, {}, {}};
