@@ -679,6 +679,22 @@ TEST_CASE("partial workloads are trained on, never evaluated, and training can s
   const auto cv = train::cross_validate(d, o, 5);
   CHECK(cv.outcomes.size() == 10);
   for (const auto& x : cv.outcomes) CHECK(d.workloads[x.workload].complete);
+  // Scoring the partial workloads too (the training sets' criterion): each decided among its measured
+  // configurations, against the best of them; the best constant is one of them as well.
+  o.score_partial = true;
+  const auto scored = train::cross_validate(d, o, 5);
+  CHECK(scored.outcomes.size() == 40);
+  size_t partial = 0;
+  for (const auto& x : scored.outcomes) {
+    const auto& w = d.workloads[x.workload];
+    partial += !w.complete;
+    CHECK(!std::isnan(w.time_ms[x.predicted]));
+    CHECK(x.perf > 0);
+    CHECK(x.perf <= 1);
+  }
+  CHECK(partial == 30);
+  for (const auto& st : scored.strategies) CHECK(std::isfinite(st.perf_mean));
+  o.score_partial = false;
   // Sampling a full dataset's grid for training: 8 rows per workload.
   const auto full = train::load_dataset(write_text("full.csv", two_situations(8, 5)));
   o.sample_configs = 8;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -105,8 +106,11 @@ struct Collector {
     e.strategies.push_back(summarize(d, model_name, "", ws, model));
     for (const Fixed& f : fixed_baselines(d)) {
       if (f.index < 0) continue;
+      std::vector<size_t> measured;  // a partial workload (score_partial) whose row of it is missing or invalid
+      for (size_t w : ws)
+        if (!std::isnan(d.workloads[w].time_ms[size_t(f.index)])) measured.push_back(w);
       e.strategies.push_back(
-          summarize(d, f.name, to_string(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
+          summarize(d, f.name, to_string(f.config), measured, std::vector<size_t>(measured.size(), size_t(f.index))));
     }
     std::set<size_t> distinct(bestc.begin(), bestc.end());
     std::string cfg = distinct.size() == 1 ? to_string(d.configs[*distinct.begin()])
@@ -122,12 +126,21 @@ size_t argmax(const std::vector<double>& v) {
   return b;
 }
 
+// The measured configuration of highest score (every configuration of a complete workload).
+size_t best_measured(const Workload& w, std::vector<double> score) {
+  for (size_t c = 0; c < score.size(); ++c)
+    if (std::isnan(w.time_ms[c])) score[c] = -std::numeric_limits<double>::infinity();
+  return argmax(score);
+}
+
 size_t predict_best(const pred::Predictor& p, const pred::Model& m, const Dataset& d, const Workload& w) {
   const auto code = pred::code_vector(m.features, w.code_features(d.code_keys), w.launch);
   std::vector<double> s(p.num_configs());
   p.scores(code.data(), w.launch, s.data());
-  return argmax(s);
+  return best_measured(w, s);
 }
+
+bool decided(const Workload& w, const TrainOptions& o) { return w.complete || o.score_partial; }
 
 // Trains on `train_ws` and predicts `test_ws`; returns the seconds spent training.
 double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_t>& train_ws,
@@ -138,9 +151,10 @@ double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_
   pred::PredictorOptions po;
   po.cache_capacity = 0;
   const pred::Predictor p(m, po);
-  const size_t bc = best_constant(d, train_ws);
+  const std::vector<double> mean = detail::mean_perf(d, train_ws);  // the best constant: the best measured of them
   for (size_t w : test_ws)
-    if (d.workloads[w].complete) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, fold);
+    if (decided(d.workloads[w], o))
+      col.add(w, predict_best(p, m, d, d.workloads[w]), best_measured(d.workloads[w], mean), fold);
   return secs;
 }
 
@@ -186,7 +200,8 @@ Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds)
   // Folds group workloads by name: a workload measured with its data on the host and on the GPU is in one fold, so
   // that no model decides a workload whose other situation it was trained on.
   std::vector<std::string> names;
-  for (size_t w : complete_workloads(d)) names.push_back(d.workloads[w].name);
+  for (const Workload& w : d.workloads)
+    if (decided(w, o)) names.push_back(w.name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   const size_t W = names.size();
@@ -229,7 +244,7 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
   // workloads are all partial would make an empty fold: it is left out, and the note says so.
   std::set<std::string> kernel_set, partial_only;
   for (const auto& w : d.workloads)
-    if (w.set == "real") (w.complete ? kernel_set : partial_only).insert(w.kernel);
+    if (w.set == "real") (decided(w, o) ? kernel_set : partial_only).insert(w.kernel);
   for (const auto& k : kernel_set) partial_only.erase(k);
   const std::vector<std::string> kernels(kernel_set.begin(), kernel_set.end());
   e.folds = kernels.size();
@@ -251,7 +266,7 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
       const Workload& x = d.workloads[w];
       if (x.kernel != kernels[k])
         tr.push_back(w);
-      else if (x.set == "real" && x.complete)
+      else if (x.set == "real" && decided(x, o))
         te.push_back(w);
     }
     e.train_seconds += fold_run(d, o, tr, te, int(k), col);
