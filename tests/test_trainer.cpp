@@ -694,6 +694,23 @@ TEST_CASE("partial workloads are trained on, never evaluated, and training can s
   }
   CHECK(partial == 30);
   for (const auto& st : scored.strategies) CHECK(std::isfinite(st.perf_mean));
+  // A real workload without its (1, 1) row (an invalid corner): decided by leave-one-kernel-out, left out of the
+  // ALL baseline's row and of its kernel's ALL mean, which its other real workload gives (k4: w4 and w24).
+  const auto no_all = train::load_dataset(
+      write_text("partial_no_all.csv",
+                 two_situations(40, 5, [](size_t w, double c, double g) { return !(w == 4 && c == 1 && g == 1); })));
+  const auto loko = train::leave_one_kernel_out(no_all, o);
+  CHECK(loko.outcomes.size() == 20);  // the 10 real names, both situations
+  REQUIRE(loko.strategies.size() == 5);
+  CHECK(loko.strategies[3].name == "ALL");
+  CHECK(loko.strategies[3].workloads == 18);  // w4 lacks it in both situations
+  CHECK(std::isfinite(loko.strategies[3].perf_mean));
+  REQUIRE(loko.per_kernel.size() == 5);
+  for (const auto& k : loko.per_kernel) {
+    INFO(k.kernel);
+    CHECK(std::isfinite(k.model));
+    CHECK(std::isfinite(k.all));
+  }
   o.score_partial = false;
   // Sampling a full dataset's grid for training: 8 rows per workload.
   const auto full = train::load_dataset(write_text("full.csv", two_situations(8, 5)));

@@ -163,26 +163,37 @@ double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_
 std::vector<Evaluation::KernelRow> kernel_rows(const Dataset& d, const Collector& col,
                                                const std::vector<std::string>& labels) {
   const auto fixed = fixed_baselines(d);
-  std::map<std::string, Evaluation::KernelRow> rows;
-  auto perf_of = [&](size_t i, long c) { return c < 0 ? std::nan("") : d.workloads[col.ws[i]].perf(size_t(c)); };
+  // Per label: the sums and counts of model, CPU, GPU, ALL, best constant. A configuration a partial workload lacks
+  // (score_partial: a corner whose row is invalid) is left out of that column's mean.
+  struct Sums {
+    double sum[5] = {0, 0, 0, 0, 0};
+    size_t n[5] = {0, 0, 0, 0, 0};
+    size_t workloads = 0;
+  };
+  std::map<std::string, Sums> rows;
   for (size_t i = 0; i < col.ws.size(); ++i) {
-    Evaluation::KernelRow& row = rows[labels[i]];
-    row.kernel = labels[i];
-    ++row.workloads;
-    row.model += perf_of(i, long(col.model[i]));
-    row.cpu += perf_of(i, fixed[0].index);
-    row.gpu += perf_of(i, fixed[1].index);
-    row.all += perf_of(i, fixed[2].index);
-    row.best_const += perf_of(i, long(col.bestc[i]));
+    const Workload& w = d.workloads[col.ws[i]];
+    Sums& r = rows[labels[i]];
+    ++r.workloads;
+    const long chosen[5] = {long(col.model[i]), fixed[0].index, fixed[1].index, fixed[2].index, long(col.bestc[i])};
+    for (int k = 0; k < 5; ++k) {
+      const double p = chosen[k] < 0 ? std::nan("") : w.perf(size_t(chosen[k]));
+      if (std::isnan(p)) continue;
+      r.sum[k] += p;
+      ++r.n[k];
+    }
   }
   std::vector<Evaluation::KernelRow> out;
-  for (auto& [label, row] : rows) {
-    const double n = double(std::max<size_t>(1, row.workloads));
-    row.model /= n;
-    row.cpu /= n;
-    row.gpu /= n;
-    row.all /= n;
-    row.best_const /= n;
+  for (const auto& [label, r] : rows) {
+    auto mean = [&](int k) { return r.n[k] ? r.sum[k] / double(r.n[k]) : std::nan(""); };
+    Evaluation::KernelRow row;
+    row.kernel = label;
+    row.workloads = r.workloads;
+    row.model = mean(0);
+    row.cpu = mean(1);
+    row.gpu = mean(2);
+    row.all = mean(3);
+    row.best_const = mean(4);
     out.push_back(row);
   }
   return out;
