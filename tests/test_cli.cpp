@@ -27,13 +27,16 @@ TEST_CASE("dop: bad usage exits 2 with CLI11's message, whatever CLI11's own cod
     const char* says;
   };
   const Case cases[] = {
-      {"", "A subcommand is required"},                                         // RequiredError (106)
-      {"frobnicate", "A subcommand is required"},                               // no such subcommand
-      {"devices --no-such-flag", "--no-such-flag"},                             // ExtrasError
-      {"run", "spec is required"},                                              // RequiredError: the positional
-      {"sweep --set paper --out x.csv --repeat 0", "--repeat"},                 // ValidationError (105)
-      {"sweep --set paper --out x.csv --repeat many", "many"},                  // ConversionError (101)
-      {"report a.csv b.csv", "b.csv"},                                          // ExtrasError: one positional
+      {"", "A subcommand is required"},                          // RequiredError (106)
+      {"frobnicate", "A subcommand is required"},                // no such subcommand
+      {"devices --no-such-flag", "--no-such-flag"},              // ExtrasError
+      {"run", "spec is required"},                               // RequiredError: the positional
+      {"sweep --set paper --out x.csv --repeat 0", "--repeat"},  // ValidationError (105)
+      {"sweep --set paper --out x.csv --repeat many", "many"},   // ConversionError (101)
+      {"report a.csv b.csv", "b.csv"},                           // ExtrasError: one positional
+      // The three corners are always measured: fewer than 3 sampled configurations cannot mean what they say.
+      {"sweep --set paper --out x.csv --configs 2", "fewer than the 3 configurations always measured"},
+      {"sweep --set paper --out x.csv --configs 1", "give 0 (the whole grid) or at least 3"},
       {"synth emit --out /nonexistent/never", "give workload names or --all"},  // dop's own UsageError
   };
   for (const auto& c : cases) {

@@ -191,6 +191,14 @@ TEST_CASE("the predictor's estimate features are the estimate", "[estimate]") {
     CHECK(x[5] == static_cast<float>(est / best));
     CHECK(x[6] == static_cast<float>(best));
   }
+  // One decision's vectors at once (the reference scorer's and the trainer's way) are the same vectors.
+  const auto configs = m.configs();
+  std::vector<float> all(configs.size() * m.features.size());
+  feature_vectors(m.features, m.platform, code, l, configs, all.data());
+  for (size_t c = 0; c < configs.size(); ++c) {
+    feature_vector(m.features, m.platform, code, l, configs[c], x.data());
+    CHECK(std::equal(x.begin(), x.end(), all.begin() + long(c * x.size())));
+  }
   // The tree scores the estimate's best configuration 1: the predictor picks it, by the fast path too.
   std::vector<double> fast(m.configs().size()), ref(fast.size());
   p.scores(code, l, fast.data());

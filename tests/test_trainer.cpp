@@ -412,7 +412,35 @@ TEST_CASE("leave-one-kernel-out holds out each real kernel", "[trainer]") {
   // Without real workloads there is nothing to hold out.
   const auto none = train::leave_one_kernel_out(train::load_dataset(write_text("noreal.csv", good_rows(3))), o);
   CHECK(none.outcomes.empty());
-  CHECK_THAT(none.note, Catch::Contains("needs workloads of set 'real'"));
+  CHECK_THAT(none.note, Catch::Contains("needs complete workloads of set 'real'"));
+}
+
+TEST_CASE("leave-one-kernel-out leaves out, and names, a real kernel whose workloads are all partial", "[trainer]") {
+  // The real workloads of kernel k0 (w0, w21) miss their (1, 1) row: partial, no oracle to score them.
+  std::istringstream in(dop::test::read_file(synthetic_dataset("loko_partial_full.csv", 28, 4, 1.0)));
+  std::string line, text;
+  while (std::getline(in, line)) {
+    const bool k0_real = line.find(",real,k0,") != std::string::npos;
+    if (!(k0_real && line.find(",1,1,8,8,") != std::string::npos)) text += line + "\n";
+  }
+  const auto d = train::load_dataset(write_text("loko_partial.csv", text));
+  std::set<std::string> complete_real;
+  size_t k0_partial = 0;
+  for (const auto& w : d.workloads) {
+    if (w.set == "real" && w.complete) complete_real.insert(w.kernel);
+    k0_partial += w.set == "real" && w.kernel == "k0" && !w.complete;
+  }
+  REQUIRE(k0_partial == 2);
+  REQUIRE(!complete_real.count("k0"));
+  train::TrainOptions o;
+  o.type = "dt";
+  const auto e = train::leave_one_kernel_out(d, o);
+  CHECK(e.folds == complete_real.size());  // no empty fold for k0
+  REQUIRE(e.per_kernel.size() == complete_real.size());
+  for (const auto& k : e.per_kernel) CHECK(k.kernel != "k0");
+  for (const auto& x : e.outcomes) CHECK(d.workloads[x.workload].kernel == e.per_kernel[size_t(x.fold)].kernel);
+  CHECK_THAT(e.note,
+             Catch::Contains("1 kernel(s) left out") && Catch::Contains("all partial") && Catch::EndsWith(": k0"));
 }
 
 TEST_CASE("a model is evaluated only on a matching dataset", "[trainer]") {
@@ -659,6 +687,39 @@ TEST_CASE("partial workloads are trained on, never evaluated, and training can s
   const auto cv = train::cross_validate(d, o, 5);
   CHECK(cv.outcomes.size() == 10);
   for (const auto& x : cv.outcomes) CHECK(d.workloads[x.workload].complete);
+  // Scoring the partial workloads too (the training sets' criterion): each decided among its measured
+  // configurations, against the best of them; the best constant is one of them as well.
+  o.score_partial = true;
+  const auto scored = train::cross_validate(d, o, 5);
+  CHECK(scored.outcomes.size() == 40);
+  size_t partial = 0;
+  for (const auto& x : scored.outcomes) {
+    const auto& w = d.workloads[x.workload];
+    partial += !w.complete;
+    CHECK(!std::isnan(w.time_ms[x.predicted]));
+    CHECK(x.perf > 0);
+    CHECK(x.perf <= 1);
+  }
+  CHECK(partial == 30);
+  for (const auto& st : scored.strategies) CHECK(std::isfinite(st.perf_mean));
+  // A real workload without its (1, 1) row (an invalid corner): decided by leave-one-kernel-out, left out of the
+  // ALL baseline's row and of its kernel's ALL mean, which its other real workload gives (k4: w4 and w24).
+  const auto no_all = train::load_dataset(
+      write_text("partial_no_all.csv",
+                 two_situations(40, 5, [](size_t w, double c, double g) { return !(w == 4 && c == 1 && g == 1); })));
+  const auto loko = train::leave_one_kernel_out(no_all, o);
+  CHECK(loko.outcomes.size() == 20);  // the 10 real names, both situations
+  REQUIRE(loko.strategies.size() == 5);
+  CHECK(loko.strategies[3].name == "ALL");
+  CHECK(loko.strategies[3].workloads == 18);  // w4 lacks it in both situations
+  CHECK(std::isfinite(loko.strategies[3].perf_mean));
+  REQUIRE(loko.per_kernel.size() == 5);
+  for (const auto& k : loko.per_kernel) {
+    INFO(k.kernel);
+    CHECK(std::isfinite(k.model));
+    CHECK(std::isfinite(k.all));
+  }
+  o.score_partial = false;
   // Sampling a full dataset's grid for training: 8 rows per workload.
   const auto full = train::load_dataset(write_text("full.csv", two_situations(8, 5)));
   o.sample_configs = 8;

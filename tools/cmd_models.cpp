@@ -138,7 +138,7 @@ struct TrainFlags {
   std::string data, type = "gbt", out, header, ns, platform, platform_id, features, test_set;
   std::vector<std::string> params;
   size_t cv = 64, sample_configs = 0;
-  bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false;
+  bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false, score_partial = false;
   int gpu_units = 0, threads = 0;
   uint64_t seed = 1;
 };
@@ -189,6 +189,7 @@ void run_train(const TrainFlags& f) {
   o.threads = f.threads;
   o.derived = !f.no_derived;
   o.sample_configs = f.sample_configs;
+  o.score_partial = f.score_partial;
   for (const auto& p : f.params) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + p + "' must be KEY=VALUE");
@@ -294,7 +295,11 @@ void add_models(CLI::App& app) {
                     "Dopia's protocol: train on every other set, decide every workload of this set (e.g. real)");
     cmd->add_option("--sample-configs", f->sample_configs,
                     "Train on N configurations per workload, as dop sweep --configs N picks them (evaluations "
-                    "still decide the full grid; default 0: all)");
+                    "still decide the full grid; default 0: all; N >= 3)")
+        ->check(sampled_configs_check());
+    cmd->add_flag("--score-partial", f->score_partial,
+                  "Cross-validation and leave-one-kernel-out also decide partial workloads, among their measured "
+                  "configurations");
     cmd->add_option("--out", f->out, "Write the model trained on all workloads (dop-model/1 JSON)");
     cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");

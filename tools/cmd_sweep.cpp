@@ -218,7 +218,8 @@ void add_sweep(CLI::App& app) {
                   "auto | zero-copy | copy | resident | svm (resident: the rows' data_on is gpu, else host)");
   cmd->add_option("--configs", f->configs,
                   "Measure N configurations per workload: CPU only, GPU only, all, and N - 3 spread over the rest, "
-                  "the same for a workload on every run (training sets; default 0: the whole grid)");
+                  "the same for a workload on every run (training sets; default 0: the whole grid; N >= 3)")
+      ->check(sampled_configs_check());
   cmd->add_option("--bundles", f->bundles,
                   "Folder of kernel bundles (dop bundle) with the malleable GPU forms; an analysis build makes them");
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));

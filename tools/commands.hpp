@@ -33,6 +33,10 @@ struct DeviceFlags {
 };
 void add_device_flags(CLI::App* cmd, DeviceFlags& flags);
 
+/// The check of a count of sampled configurations per workload (dop sweep --configs N, dop train --sample-configs
+/// N): 0 (the whole grid) or at least 3, since the three corners (CPU only, GPU only, all) are always among them.
+CLI::Validator sampled_configs_check();
+
 void add_devices(CLI::App& app);
 void add_demo(CLI::App& app);
 void add_run(CLI::App& app);

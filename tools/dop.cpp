@@ -27,6 +27,25 @@ void add_device_flags(CLI::App* cmd, DeviceFlags& flags) {
   cmd->add_option("--gpu", flags.gpu,
                   "GPU device: an id from `dop devices` (nvidia:0), a platform key (nvidia), or none [env DOP_GPU]");
 }
+
+CLI::Validator sampled_configs_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        size_t n = 0, used = 0;
+        try {
+          n = std::stoul(v, &used);
+        } catch (const std::exception&) {
+          return "'" + v + "' is not a count of configurations";
+        }
+        if (used != v.size() || v[0] == '-') return "'" + v + "' is not a count of configurations";
+        if (n == 1 || n == 2)
+          return "'" + v +
+                 "' is fewer than the 3 configurations always measured (CPU only, GPU only, all): give 0 (the whole "
+                 "grid) or at least 3";
+        return std::string();
+      },
+      "0|N>=3");
+}
 }  // namespace dop::cli
 
 int main(int argc, char** argv) {

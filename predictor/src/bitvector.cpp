@@ -116,7 +116,7 @@ struct Scratch {
   std::vector<double> est_ms, est_rel;
   std::vector<float> acc;
   std::vector<double> level_values;
-  std::vector<size_t> order;
+  std::vector<size_t> order, est_order;
 };
 
 Scratch& scratch() {
@@ -255,8 +255,10 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   const double groups = double(l.num_groups());
   s.base.assign(W, ~uint64_t(0));
   uint64_t* base = s.base.data();
+  // The estimate of every configuration, once (est_best_ms may be a shared feature).
+  const double best = layout_.uses_estimate ? layout_.estimates(code, l, s.est_ms, s.est_rel) : std::nan("");
   for (const SharedFeature& sf : shared) {
-    const float v = layout_.shared_value(sf.feature, code, l, groups);
+    const float v = layout_.shared_value(sf.feature, code, l, groups, best);
     if (std::isnan(v)) {
       for (const Clear& c : sf.missing) apply(base, c);
       continue;
@@ -273,12 +275,21 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   const auto estimate_of = [&](const LevelFeature& lf) {
     return lf.builtin == kEstMs ? s.est_ms.data() : s.est_rel.data();
   };
+  const bool est_missing = std::isnan(best);
   if (uses_estimate) {
-    layout_.estimates(code, l, s.est_ms, s.est_rel);
     s.both.resize(C * W);
-    for (const LevelFeature& lf : level_features)
-      if (lf.axis == Axis::both && std::isnan(estimate_of(lf)[0]))
-        for (const Clear& c : lf.missing) apply(base, c);
+    if (est_missing)
+      for (const LevelFeature& lf : level_features)
+        if (lf.axis == Axis::both)
+          for (const Clear& c : lf.missing) apply(base, c);
+  }
+  // The configurations in increasing estimate, once for est_ms and est_rel alike: est_rel is est_ms divided by
+  // one positive number, so the order (and its rounding to float) is the same.
+  if (uses_estimate && !est_missing) {
+    s.est_order.resize(C);
+    std::iota(s.est_order.begin(), s.est_order.end(), size_t(0));
+    const double* e = s.est_ms.data();
+    std::sort(s.est_order.begin(), s.est_order.end(), [e](size_t a, size_t b) { return e[a] < e[b]; });
   }
   s.cpu.resize(NC * W);
   s.gpu.resize(NG * W);
@@ -289,26 +300,27 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   std::copy(gpu_static.begin(), gpu_static.end(), gpu);
   bool rows_set = false;  // the first per-configuration feature writes the configurations' vectors, later ones AND
   // Launch-dependent level features: levels in increasing value, a running vector of the false nodes so far. The
-  // estimate's "levels" are the configurations, its vectors configuration-major.
+  // estimate's "levels" are the configurations (in est_order), its vectors configuration-major.
   for (const LevelFeature& lf : level_features) {
     const size_t L = layout_.levels(lf.axis);
     const bool both = lf.axis == Axis::both;
-    const double* est = estimate_of(lf);
-    if (both && std::isnan(est[0])) continue;  // its missing clears are in base
-    s.level_values.resize(L);
-    s.order.resize(L);
-    for (size_t lv = 0; lv < L; ++lv)
-      s.level_values[lv] =
-          double(static_cast<float>(both ? est[lv] : layout_.level_value(lf.builtin, l, groups, lf.axis, lv)));
-    std::iota(s.order.begin(), s.order.end(), size_t(0));
-    std::sort(s.order.begin(), s.order.end(),
-              [&](size_t a, size_t b) { return s.level_values[a] < s.level_values[b]; });
+    if (both && est_missing) continue;  // its missing clears are in base
+    if (!both) {
+      s.level_values.resize(L);
+      s.order.resize(L);
+      for (size_t lv = 0; lv < L; ++lv)
+        s.level_values[lv] = double(static_cast<float>(layout_.level_value(lf.builtin, l, groups, lf.axis, lv)));
+      std::iota(s.order.begin(), s.order.end(), size_t(0));
+      std::sort(s.order.begin(), s.order.end(),
+                [&](size_t a, size_t b) { return s.level_values[a] < s.level_values[b]; });
+    }
     s.run.assign(W, ~uint64_t(0));
     uint64_t* run = s.run.data();
     uint64_t* dest = lf.axis == Axis::cpu ? cpu : gpu;
+    const double* value = both ? estimate_of(lf) : s.level_values.data();
     size_t k = 0;
-    for (size_t lv : s.order) {
-      const size_t e = lf.nodes.false_count(static_cast<float>(s.level_values[lv]));
+    for (size_t lv : both ? s.est_order : s.order) {
+      const size_t e = lf.nodes.false_count(static_cast<float>(value[lv]));
       if (e > k) lf.nodes.apply_first(run, k, e, one_word);
       k = std::max(k, e);
       if (both && rows_set) {

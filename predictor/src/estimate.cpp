@@ -37,9 +37,13 @@ double cpu_bandwidth_gbs(const PlatformFigures& f, double cores) {
 }
 
 DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores) {
+  return cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores));
+}
+
+DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs) {
   DeviceCost c;
   if (!(cores > 0)) return c;
-  const double memory = in.traffic_per_item() / (cpu_bandwidth_gbs(f, cores) * kGiga);
+  const double memory = in.traffic_per_item() / (bandwidth_gbs * kGiga);
   const double compute =
       (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
@@ -49,11 +53,15 @@ DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double c
 }
 
 DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu) {
+  return gpu_cost_at(f, in, gpu, gpu_bandwidth_share(gpu));
+}
+
+DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share) {
   DeviceCost c;
   if (!(gpu > 0)) return c;
   // A fraction g of the compute units computes at g of the peak and draws about sqrt(g) of the bandwidth (the
   // malleable triad on the H100: 0.30 of the full bandwidth at 1/8, 0.50 at 2/8, 0.74 at 4/8, 0.86 at 7/8).
-  const double memory = in.traffic_per_item() / (f.gpu_triad_gbs * std::sqrt(gpu) * kGiga);
+  const double memory = in.traffic_per_item() / (f.gpu_triad_gbs * bandwidth_share * kGiga);
   const double compute =
       (in.float_ops_per_item / f.gpu_gops_float + in.int_ops_per_item / f.gpu_gops_int) / (gpu * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});

@@ -51,10 +51,17 @@ struct DeviceCost {
 /// CPU triad bandwidth at `cores` (GB/s): linear between the measured core counts, the last beyond them, never
 /// decreasing with cores (a running maximum), 0 for no core.
 double cpu_bandwidth_gbs(const PlatformFigures& f, double cores);
-/// The CPU's cost with `cores` cores (0: unused).
+/// The CPU's cost with `cores` cores (0: unused): cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores)).
 DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
-/// The GPU's cost at fraction `gpu` of its compute units (0: unused).
+/// cpu_cost with the bandwidth at `cores` given (the predictor computes it once per CPU level of a model).
+DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs);
+/// The GPU's cost at fraction `gpu` of its compute units (0: unused): gpu_cost_at(f, in, gpu,
+/// gpu_bandwidth_share(gpu)).
 DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
+/// The share of the GPU's bandwidth that fraction `gpu` of its compute units draws.
+inline double gpu_bandwidth_share(double gpu) { return std::sqrt(gpu); }
+/// gpu_cost with gpu_bandwidth_share(gpu) given (the predictor computes it once per GPU level of a model).
+DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share);
 /// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
 /// would be empty sits out (as the runtime's dynamic distribution does). Inline: the predictor calls it for every
 /// configuration of a decision.

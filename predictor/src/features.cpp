@@ -262,32 +262,57 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
   }
 }
 
+namespace {
+
+// The feature vectors of n configurations of one decision (rows of features.size()): what the configurations share
+// (the features' builtin ids, the estimate's inputs and its best) is computed once.
+void vectors_of(const std::vector<Feature>& features, const Platform& p, const double* code, const LaunchShape& l,
+                const Config* configs, size_t n, float* out) {
+  const size_t F = features.size();
+  thread_local std::vector<int> ids;  // per feature: builtin id, -1 for a code feature
+  ids.assign(F, -1);
+  bool need_estimate = false;
+  for (size_t i = 0; i < F; ++i) {
+    if (features[i].source == Source::code) continue;
+    ids[i] = builtin_id(features[i].name);
+    // validate() prevents this
+    if (ids[i] < 0) throw ModelError("feature '" + features[i].name + "' is not a builtin feature");
+    if (is_estimate(ids[i]) && !p.figures)
+      throw ModelError("feature '" + features[i].name + "' needs the platform figures (an estimate section)");
+    need_estimate |= is_estimate(ids[i]);
+  }
+  EstimateInputs in;
+  double best = std::nan("");
+  if (need_estimate) {
+    in = estimate_inputs(estimate_keys(features), code, l);
+    best = best_estimate_ms(*p.figures, in, p.cpu_units);
+  }
+  const double groups = double(l.num_groups());
+  for (size_t c = 0; c < n; ++c) {
+    float* row = out + c * F;
+    const double est = need_estimate ? estimate_ms(*p.figures, in, configs[c], p.cpu_units) : std::nan("");
+    size_t ci = 0;
+    for (size_t i = 0; i < F; ++i) {
+      const int id = ids[i];
+      row[i] = id < 0             ? static_cast<float>(code[ci++])
+               : id == kEstMs     ? static_cast<float>(est)
+               : id == kEstRel    ? static_cast<float>(est / best)
+               : id == kEstBestMs ? static_cast<float>(best)
+                                  : static_cast<float>(builtin_value(id, l, groups, p, configs[c]));
+    }
+  }
+}
+
+}  // namespace
+
 void feature_vector(const std::vector<Feature>& features, const Platform& p, const double* code, const LaunchShape& l,
                     const Config& c, float* out) {
-  size_t ci = 0;
-  double est = std::nan(""), best = std::nan("");
-  bool have_estimate = false;
-  for (size_t i = 0; i < features.size(); ++i) {
-    const Feature& f = features[i];
-    if (f.source == Source::code) {
-      out[i] = static_cast<float>(code[ci++]);
-      continue;
-    }
-    const int id = builtin_id(f.name);
-    if (id < 0) throw ModelError("feature '" + f.name + "' is not a builtin feature");  // validate() prevents this
-    if (!is_estimate(id)) {
-      out[i] = static_cast<float>(builtin_value(id, l, p, c));
-      continue;
-    }
-    if (!have_estimate) {
-      if (!p.figures) throw ModelError("feature '" + f.name + "' needs the platform figures (an estimate section)");
-      const EstimateInputs in = estimate_inputs(estimate_keys(features), code, l);
-      est = estimate_ms(*p.figures, in, c, p.cpu_units);
-      best = best_estimate_ms(*p.figures, in, p.cpu_units);
-      have_estimate = true;
-    }
-    out[i] = static_cast<float>(id == kEstMs ? est : id == kEstRel ? est / best : best);
-  }
+  vectors_of(features, p, code, l, &c, 1, out);
+}
+
+void feature_vectors(const std::vector<Feature>& features, const Platform& p, const double* code, const LaunchShape& l,
+                     const std::vector<Config>& configs, float* out) {
+  vectors_of(features, p, code, l, configs.data(), configs.size(), out);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -46,9 +46,11 @@ void LinearScorer::scores(const double* code, const LaunchShape& l, double* out)
   const double groups = double(l.num_groups());
   factor_values.resize(factor_slots);
   double* z = factor_values.data();
+  // est_best_ms is the one estimate feature a linear model here can have (the others depend on both levels).
+  const double best = layout_.uses_estimate ? layout_.best_estimate(code, l) : std::nan("");
   for (const Factor& f : factors) {
     if (f.axis == Axis::none) {
-      z[f.slot] = factor_value(layout_.shared_value(f.feature, code, l, groups), f.log1p, f.mean, f.scale);
+      z[f.slot] = factor_value(layout_.shared_value(f.feature, code, l, groups, best), f.log1p, f.mean, f.scale);
     } else {
       const int id = layout_.builtin[size_t(f.feature)];
       for (size_t lv = 0; lv < layout_.levels(f.axis); ++lv)

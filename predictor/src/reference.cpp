@@ -30,11 +30,10 @@ double row_output(const Model& model, const float* x) {
 
 void reference_scores(const Model& model, const std::vector<Config>& configs, const double* code,
                       const LaunchShape& launch, double* out) {
-  std::vector<float> row(model.features.size());
-  for (size_t c = 0; c < configs.size(); ++c) {
-    feature_vector(model.features, model.platform, code, launch, configs[c], row.data());
-    out[c] = row_output(model, row.data());
-  }
+  const size_t F = model.features.size();
+  std::vector<float> rows(configs.size() * F);
+  feature_vectors(model.features, model.platform, code, launch, configs, rows.data());
+  for (size_t c = 0; c < configs.size(); ++c) out[c] = row_output(model, rows.data() + c * F);
 }
 
 namespace {

@@ -28,6 +28,17 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
   }
   for (double c : model.cpu_levels) level_cores.push_back(cpu_cores_of(c, model.platform.cpu_units));
   estimate_keys = dop::pred::estimate_keys(model.features);
+  for (int id : builtin) uses_estimate |= is_estimate(id);
+  if (model.platform.figures) {
+    for (double k : level_cores) level_cpu_gbs.push_back(cpu_bandwidth_gbs(*model.platform.figures, k));
+    for (double g : model.gpu_levels) level_gpu_share.push_back(gpu_bandwidth_share(g));
+  }
+  const Config corners[3] = {{1, 0}, {0, 1}, {1, 1}};
+  for (int k = 0; k < 3; ++k) {
+    const auto it = std::find_if(configs.begin(), configs.end(),
+                                 [&](const Config& c) { return c.cpu == corners[k].cpu && c.gpu == corners[k].gpu; });
+    corner[k] = it == configs.end() ? -1 : long(it - configs.begin());
+  }
 }
 
 double Layout::best_estimate(const double* code, const LaunchShape& l) const {
@@ -35,8 +46,8 @@ double Layout::best_estimate(const double* code, const LaunchShape& l) const {
   return best_estimate_ms(*model.platform.figures, estimate_inputs(estimate_keys, code, l), model.platform.cpu_units);
 }
 
-void Layout::estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
-                       std::vector<double>& est_rel) const {
+double Layout::estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
+                         std::vector<double>& est_rel) const {
   const size_t C = configs.size();
   est_ms.resize(C);
   est_rel.resize(C);
@@ -44,19 +55,21 @@ void Layout::estimates(const double* code, const LaunchShape& l, std::vector<dou
   if (!in.known() || !model.platform.figures) {
     std::fill(est_ms.begin(), est_ms.end(), std::nan(""));
     std::fill(est_rel.begin(), est_rel.end(), std::nan(""));
-    return;
+    return std::nan("");
   }
   const PlatformFigures& f = *model.platform.figures;
   thread_local std::vector<DeviceCost> cpu, gpu;
   cpu.resize(model.cpu_levels.size());
   gpu.resize(model.gpu_levels.size());
-  for (size_t lv = 0; lv < cpu.size(); ++lv) cpu[lv] = cpu_cost(f, in, level_cores[lv]);
-  for (size_t lv = 0; lv < gpu.size(); ++lv) gpu[lv] = gpu_cost(f, in, model.gpu_levels[lv]);
-  const double best = best_estimate_ms(f, in, model.platform.cpu_units);
-  for (size_t c = 0; c < C; ++c) {
-    est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items);
-    est_rel[c] = est_ms[c] / best;
-  }
+  for (size_t lv = 0; lv < cpu.size(); ++lv) cpu[lv] = cpu_cost_at(f, in, level_cores[lv], level_cpu_gbs[lv]);
+  for (size_t lv = 0; lv < gpu.size(); ++lv) gpu[lv] = gpu_cost_at(f, in, model.gpu_levels[lv], level_gpu_share[lv]);
+  for (size_t c = 0; c < C; ++c) est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items);
+  // best_estimate_ms is the least of the corners' estimates: the same combinations of the same costs.
+  const double best = corner[0] >= 0 && corner[1] >= 0 && corner[2] >= 0
+                          ? std::min({est_ms[size_t(corner[0])], est_ms[size_t(corner[1])], est_ms[size_t(corner[2])]})
+                          : best_estimate_ms(f, in, model.platform.cpu_units);
+  for (size_t c = 0; c < C; ++c) est_rel[c] = est_ms[c] / best;
+  return best;
 }
 
 namespace {

@@ -39,20 +39,29 @@ struct Layout {
   std::vector<size_t> cpu_level, gpu_level;  // per configuration: its level indices
   std::vector<double> level_cores;           // CPU cores at each CPU level (cpu_cores_of, computed once)
   EstimateKeys estimate_keys;                // where the estimate's code features are (estimate.hpp)
+  bool uses_estimate = false;                // a feature is est_ms, est_rel or est_best_ms
+  // The estimate's per-level figures, computed once: the CPU bandwidth at each CPU level's cores, the GPU's
+  // bandwidth share at each GPU level (estimate.hpp: cpu_cost_at, gpu_cost_at).
+  std::vector<double> level_cpu_gbs, level_gpu_share;
+  // The configurations (1, 0), (0, 1) and (1, 1) whose least estimate is est_best_ms (best_estimate_ms), -1 where
+  // the grid lacks one (then best_estimate_ms computes it).
+  long corner[3] = {-1, -1, -1};
 
   /// The estimate features of every configuration of one decision (configs order), as feature_vector computes
-  /// them: est_ms, and est_rel = est_ms / the platform's best estimate. Each device's cost is computed once per
-  /// level, the combination once per configuration.
-  void estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
-                 std::vector<double>& est_rel) const;
+  /// them: est_ms, and est_rel = est_ms / the platform's best estimate, which it returns (est_best_ms; NaN when the
+  /// estimate knows nothing of the launch). Each device's cost is computed once per level, the combination once per
+  /// configuration, the best from the corners' combinations.
+  double estimates(const double* code, const LaunchShape& l, std::vector<double>& est_ms,
+                   std::vector<double>& est_rel) const;
   /// est_best_ms of one decision.
   double best_estimate(const double* code, const LaunchShape& l) const;
 
-  /// The value of feature f, one that the configurations share (Axis::none).
-  float shared_value(int f, const double* code, const LaunchShape& l, double groups) const {
+  /// The value of feature f, one that the configurations share (Axis::none); `best` is the decision's est_best_ms
+  /// (from estimates() or best_estimate(); read only when f is est_best_ms).
+  float shared_value(int f, const double* code, const LaunchShape& l, double groups, double best) const {
     const int id = builtin[size_t(f)];
     return id < 0             ? static_cast<float>(code[code_index[size_t(f)]])
-           : id == kEstBestMs ? static_cast<float>(best_estimate(code, l))
+           : id == kEstBestMs ? static_cast<float>(best)
                               : static_cast<float>(builtin_value(id, l, groups, model.platform, Config{}));
   }
   Config level_config(Axis a, size_t level) const {

@@ -2,9 +2,9 @@
 // configurations: every tree is walked once per decision for all configurations together, carrying the 64-bit mask
 // of the configurations that reach a node. Nodes on shared features send the whole mask one way; nodes on level
 // features split it. Leaves are summed per configuration in tree order in float, as XGBoost does. The estimate
-// features (one value per configuration) split it by their thresholds: per decision, each configuration's value is
-// placed among the feature's sorted thresholds once, and a node's left mask is the configurations placed at or below
-// its threshold's position.
+// features (one value per configuration) split it at each node the walk reaches: the configurations of the node's
+// mask whose value is below the threshold go left (the walk reaches few such nodes; placing every value among all
+// of a feature's thresholds, per decision, cost more).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,18 +15,6 @@ namespace dop::pred {
 
 namespace {
 
-// How many of the sorted thresholds t[0..n) are <= v (std::upper_bound's position), without branches: the values of
-// a decision's configurations fall anywhere, so a branchy search mispredicts half its steps.
-inline size_t thresholds_at_or_below(const float* t, size_t n, float v) {  // n >= 1
-  const float* base = t;
-  while (n > 1) {
-    const size_t half = n / 2;
-    base = base[half] <= v ? base + half : base;
-    n -= half;
-  }
-  return size_t(base - t) + (base[0] <= v ? 1 : 0);
-}
-
 class WalkScorer final : public Scorer {
  public:
   explicit WalkScorer(Layout layout);
@@ -36,18 +24,12 @@ class WalkScorer final : public Scorer {
   struct WalkNode {       // 16 bytes: a decision tree of 2,000 nodes stays in L1
     float threshold = 0;  // split threshold, or the leaf value
     int32_t slot = 0;     // kShared*: feature index; kConfig: index into walk_masks; kLevel: level feature index;
-                          // kEst*: index into the estimate's left masks
+                          // kEst*: 0 for est_ms, 1 for est_rel
     int32_t left = -1;    // the right child is left + 1
     uint32_t kind = 0;
   };
   // kShared*, kEst*: where a missing value goes (the estimate's are missing for all configurations or none).
   enum : uint32_t { kLeaf, kSharedRight, kSharedLeft, kConfig, kLevel, kEstRight, kEstLeft };
-  struct EstFeature {
-    int builtin = 0;
-    std::vector<float> thresholds;  // sorted, distinct
-    size_t offset = 0;              // of its left masks: one per threshold, then one for all configurations
-  };
-
   Layout layout_;
   std::vector<uint64_t> walk_masks;  // kConfig: the configurations that go left
   std::vector<WalkNode> walk_nodes;
@@ -59,8 +41,7 @@ class WalkScorer final : public Scorer {
   std::vector<uint64_t> cpu_level_mask, gpu_level_mask;  // configurations at each level
   size_t walk_max_nodes = 0;
   uint64_t all_configs = 0;
-  std::vector<EstFeature> est_features;
-  size_t est_masks = 0;
+  bool uses_estimate = false;  // a node splits on est_ms or est_rel
 };
 
 WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
@@ -75,24 +56,6 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
   for (size_t c = 0; c < C; ++c) {
     cpu_level_mask[layout_.cpu_level[c]] |= uint64_t(1) << c;
     gpu_level_mask[layout_.gpu_level[c]] |= uint64_t(1) << c;
-  }
-  // The estimate features' thresholds, before the nodes that index them.
-  std::vector<int> est_slot(model.features.size(), -1);
-  for (const Tree& t : model.trees)
-    for (size_t i = 0; i < t.size(); ++i) {
-      const size_t f = size_t(t.feature[i]);
-      if (t.left[i] < 0 || layout_.axis[f] != Axis::both) continue;
-      if (est_slot[f] < 0) {
-        est_slot[f] = int(est_features.size());
-        est_features.push_back({builtin[f], {}, 0});
-      }
-      est_features[size_t(est_slot[f])].thresholds.push_back(t.threshold[i]);
-    }
-  for (EstFeature& e : est_features) {
-    std::sort(e.thresholds.begin(), e.thresholds.end());
-    e.thresholds.erase(std::unique(e.thresholds.begin(), e.thresholds.end()), e.thresholds.end());
-    e.offset = est_masks;
-    est_masks += e.thresholds.size() + 1;
   }
   std::vector<int> level_slot(model.features.size(), -1);
   std::vector<bool> shared_used(model.features.size(), false);
@@ -132,9 +95,8 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
         shared_used[size_t(f)] = true;
       } else if (axis[size_t(f)] == Axis::both) {
         n.kind = t.default_left[i] ? kEstLeft : kEstRight;
-        const EstFeature& e = est_features[size_t(est_slot[size_t(f)])];
-        n.slot = int32_t(e.offset + size_t(std::lower_bound(e.thresholds.begin(), e.thresholds.end(), n.threshold) -
-                                           e.thresholds.begin()));
+        n.slot = id == kEstMs ? 0 : 1;
+        uses_estimate = true;
       } else if (builtin_kind(id) == BuiltinKind::config_only) {
         n.kind = kConfig;
         uint64_t mask = 0;
@@ -168,9 +130,12 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
   const Model& model = layout_.model;
   const size_t C = layout_.configs.size();
   const double groups = double(l.num_groups());
+  // The estimate of every configuration, once (est_best_ms may be a shared feature).
+  thread_local std::vector<double> est_ms, est_rel;
+  const double best = layout_.uses_estimate ? layout_.estimates(code, l, est_ms, est_rel) : std::nan("");
   // Shared feature values, once.
   row.resize(model.features.size());
-  for (const int f : walk_shared_features) row[size_t(f)] = layout_.shared_value(f, code, l, groups);
+  for (const int f : walk_shared_features) row[size_t(f)] = layout_.shared_value(f, code, l, groups, best);
   const float* x = row.data();
   // Per level feature k: its levels in increasing value and, for each, the configurations of the levels before it;
   // a sentinel (+inf, all levels) ends each table. The tables' offsets are fixed: walk_level_offset.
@@ -207,32 +172,14 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
     v[L] = std::numeric_limits<float>::infinity();
     pm[L] = p;
   }
-  // The estimate: configuration c goes left at a node of threshold index j when its value is below thresholds[j],
-  // that is when fewer than j + 1 thresholds are <= its value.
-  thread_local std::vector<double> est_ms, est_rel;
-  thread_local std::vector<uint64_t> est_left;
-  bool est_missing = false;
-  if (!est_features.empty()) {
-    layout_.estimates(code, l, est_ms, est_rel);
-    est_missing = std::isnan(est_ms[0]);  // a launch the estimate knows nothing of: missing everywhere
-    est_left.assign(est_masks, 0);
-    for (const EstFeature& e : est_features) {
-      if (est_missing) break;
-      const double* v = e.builtin == kEstMs ? est_ms.data() : est_rel.data();
-      uint64_t* below = est_left.data() + e.offset;
-      const float* t0 = e.thresholds.data();
-      const size_t K = e.thresholds.size();
-      // below[k]: the configurations with exactly k thresholds <= their value. The estimate changes little from one
-      // configuration to the next in grid order (it never grows with either level), so each position is found
-      // by stepping from the last one, correct for any values.
-      size_t k = thresholds_at_or_below(t0, K, static_cast<float>(v[0]));
-      for (size_t c = 0; c < C; ++c) {
-        const float x = static_cast<float>(v[c]);
-        while (k > 0 && t0[k - 1] > x) --k;
-        while (k < K && t0[k] <= x) ++k;
-        below[k] |= uint64_t(1) << c;
-      }
-      for (size_t k = 1; k <= K; ++k) below[k] |= below[k - 1];
+  // The estimate features' values as the trees compare them: est_ms, then est_rel.
+  thread_local std::vector<float> est;
+  const bool est_missing = std::isnan(best);  // a launch the estimate knows nothing of: missing everywhere
+  if (uses_estimate && !est_missing) {
+    est.resize(2 * C);
+    for (size_t c = 0; c < C; ++c) {
+      est[c] = static_cast<float>(est_ms[c]);
+      est[C + c] = static_cast<float>(est_rel[c]);
     }
   }
   sums.assign(C, model.base_score);
@@ -266,7 +213,16 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
         if (nd.kind == kConfig) {
           lm = m & walk_masks[size_t(nd.slot)];
         } else if (nd.kind >= kEstRight) {
-          lm = est_missing ? (nd.kind == kEstLeft ? m : 0) : m & est_left[size_t(nd.slot)];
+          if (est_missing) {
+            lm = nd.kind == kEstLeft ? m : 0;
+          } else {
+            const float* v = est.data() + size_t(nd.slot) * C;
+            lm = 0;
+            for (uint64_t b = m; b; b &= b - 1) {
+              const unsigned c = unsigned(__builtin_ctzll(b));
+              lm |= uint64_t(v[c] < nd.threshold) << c;
+            }
+          }
         } else {
           // The configurations whose level value is below the threshold: the levels before the first value
           // >= threshold in increasing order; all of them at the sentinel.

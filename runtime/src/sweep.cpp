@@ -58,11 +58,17 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
   // rebind it, so that contexts, sub-devices and programs are built once per kernel.
   std::unique_ptr<Executor> exec;
   std::string exec_key;
+  // Each workload's configurations, computed once: their count is the progress' total.
+  std::vector<std::vector<Config>> workload_configs;
   size_t total = 0, done = 0;
-  for (const auto& w : workloads) total += configs_of(w.spec.name).size();
   for (const auto& w : workloads) {
+    workload_configs.push_back(configs_of(w.spec.name));
+    total += workload_configs.back().size();
+  }
+  for (size_t wi = 0; wi < workloads.size(); ++wi) {
+    const Workload& w = workloads[wi];
     const Spec& s = w.spec;
-    const std::vector<Config> configs = configs_of(s.name);
+    const std::vector<Config>& configs = workload_configs[wi];
     std::vector<std::string> todo_keys;
     std::vector<Config> todo;
     for (const auto& c : configs) {

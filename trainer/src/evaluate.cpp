@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -105,8 +106,11 @@ struct Collector {
     e.strategies.push_back(summarize(d, model_name, "", ws, model));
     for (const Fixed& f : fixed_baselines(d)) {
       if (f.index < 0) continue;
+      std::vector<size_t> measured;  // a partial workload (score_partial) whose row of it is missing or invalid
+      for (size_t w : ws)
+        if (!std::isnan(d.workloads[w].time_ms[size_t(f.index)])) measured.push_back(w);
       e.strategies.push_back(
-          summarize(d, f.name, to_string(f.config), ws, std::vector<size_t>(ws.size(), size_t(f.index))));
+          summarize(d, f.name, to_string(f.config), measured, std::vector<size_t>(measured.size(), size_t(f.index))));
     }
     std::set<size_t> distinct(bestc.begin(), bestc.end());
     std::string cfg = distinct.size() == 1 ? to_string(d.configs[*distinct.begin()])
@@ -122,12 +126,21 @@ size_t argmax(const std::vector<double>& v) {
   return b;
 }
 
+// The measured configuration of highest score (every configuration of a complete workload).
+size_t best_measured(const Workload& w, std::vector<double> score) {
+  for (size_t c = 0; c < score.size(); ++c)
+    if (std::isnan(w.time_ms[c])) score[c] = -std::numeric_limits<double>::infinity();
+  return argmax(score);
+}
+
 size_t predict_best(const pred::Predictor& p, const pred::Model& m, const Dataset& d, const Workload& w) {
   const auto code = pred::code_vector(m.features, w.code_features(d.code_keys), w.launch);
   std::vector<double> s(p.num_configs());
   p.scores(code.data(), w.launch, s.data());
-  return argmax(s);
+  return best_measured(w, s);
 }
+
+bool decided(const Workload& w, const TrainOptions& o) { return w.complete || o.score_partial; }
 
 // Trains on `train_ws` and predicts `test_ws`; returns the seconds spent training.
 double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_t>& train_ws,
@@ -138,9 +151,10 @@ double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_
   pred::PredictorOptions po;
   po.cache_capacity = 0;
   const pred::Predictor p(m, po);
-  const size_t bc = best_constant(d, train_ws);
+  const std::vector<double> mean = detail::mean_perf(d, train_ws);  // the best constant: the best measured of them
   for (size_t w : test_ws)
-    if (d.workloads[w].complete) col.add(w, predict_best(p, m, d, d.workloads[w]), bc, fold);
+    if (decided(d.workloads[w], o))
+      col.add(w, predict_best(p, m, d, d.workloads[w]), best_measured(d.workloads[w], mean), fold);
   return secs;
 }
 
@@ -149,26 +163,37 @@ double fold_run(const Dataset& d, const TrainOptions& o, const std::vector<size_
 std::vector<Evaluation::KernelRow> kernel_rows(const Dataset& d, const Collector& col,
                                                const std::vector<std::string>& labels) {
   const auto fixed = fixed_baselines(d);
-  std::map<std::string, Evaluation::KernelRow> rows;
-  auto perf_of = [&](size_t i, long c) { return c < 0 ? std::nan("") : d.workloads[col.ws[i]].perf(size_t(c)); };
+  // Per label: the sums and counts of model, CPU, GPU, ALL, best constant. A configuration a partial workload lacks
+  // (score_partial: a corner whose row is invalid) is left out of that column's mean.
+  struct Sums {
+    double sum[5] = {0, 0, 0, 0, 0};
+    size_t n[5] = {0, 0, 0, 0, 0};
+    size_t workloads = 0;
+  };
+  std::map<std::string, Sums> rows;
   for (size_t i = 0; i < col.ws.size(); ++i) {
-    Evaluation::KernelRow& row = rows[labels[i]];
-    row.kernel = labels[i];
-    ++row.workloads;
-    row.model += perf_of(i, long(col.model[i]));
-    row.cpu += perf_of(i, fixed[0].index);
-    row.gpu += perf_of(i, fixed[1].index);
-    row.all += perf_of(i, fixed[2].index);
-    row.best_const += perf_of(i, long(col.bestc[i]));
+    const Workload& w = d.workloads[col.ws[i]];
+    Sums& r = rows[labels[i]];
+    ++r.workloads;
+    const long chosen[5] = {long(col.model[i]), fixed[0].index, fixed[1].index, fixed[2].index, long(col.bestc[i])};
+    for (int k = 0; k < 5; ++k) {
+      const double p = chosen[k] < 0 ? std::nan("") : w.perf(size_t(chosen[k]));
+      if (std::isnan(p)) continue;
+      r.sum[k] += p;
+      ++r.n[k];
+    }
   }
   std::vector<Evaluation::KernelRow> out;
-  for (auto& [label, row] : rows) {
-    const double n = double(std::max<size_t>(1, row.workloads));
-    row.model /= n;
-    row.cpu /= n;
-    row.gpu /= n;
-    row.all /= n;
-    row.best_const /= n;
+  for (const auto& [label, r] : rows) {
+    auto mean = [&](int k) { return r.n[k] ? r.sum[k] / double(r.n[k]) : std::nan(""); };
+    Evaluation::KernelRow row;
+    row.kernel = label;
+    row.workloads = r.workloads;
+    row.model = mean(0);
+    row.cpu = mean(1);
+    row.gpu = mean(2);
+    row.all = mean(3);
+    row.best_const = mean(4);
     out.push_back(row);
   }
   return out;
@@ -186,7 +211,8 @@ Evaluation cross_validate(const Dataset& d, const TrainOptions& o, size_t folds)
   // Folds group workloads by name: a workload measured with its data on the host and on the GPU is in one fold, so
   // that no model decides a workload whose other situation it was trained on.
   std::vector<std::string> names;
-  for (size_t w : complete_workloads(d)) names.push_back(d.workloads[w].name);
+  for (const Workload& w : d.workloads)
+    if (decided(w, o)) names.push_back(w.name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   const size_t W = names.size();
@@ -225,14 +251,23 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
   Evaluation e;
   e.method = "leave-one-kernel-out";
   e.model_type = o.type;
-  std::vector<std::string> kernels;
+  // The folds are the kernels with a complete real workload (one the oracle can score); a kernel whose real
+  // workloads are all partial would make an empty fold: it is left out, and the note says so.
+  std::set<std::string> kernel_set, partial_only;
   for (const auto& w : d.workloads)
-    if (w.set == "real" && std::find(kernels.begin(), kernels.end(), w.kernel) == kernels.end())
-      kernels.push_back(w.kernel);
-  std::sort(kernels.begin(), kernels.end());
+    if (w.set == "real") (decided(w, o) ? kernel_set : partial_only).insert(w.kernel);
+  for (const auto& k : kernel_set) partial_only.erase(k);
+  const std::vector<std::string> kernels(kernel_set.begin(), kernel_set.end());
   e.folds = kernels.size();
+  if (!partial_only.empty()) {
+    std::string names;
+    for (const auto& k : partial_only) names += (names.empty() ? "" : ", ") + k;
+    e.note = std::to_string(partial_only.size()) + " kernel(s) left out, their real workloads all partial (no oracle " +
+             "to score): " + names;
+  }
   if (kernels.size() < 2) {
-    e.note = "needs workloads of set 'real' from at least 2 kernels, found " + std::to_string(kernels.size());
+    e.note = "needs complete workloads of set 'real' from at least 2 kernels, found " + std::to_string(kernels.size()) +
+             (e.note.empty() ? "" : "; " + e.note);
     return e;
   }
   Collector col{d, {}, {}, {}, {}};
@@ -242,7 +277,7 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
       const Workload& x = d.workloads[w];
       if (x.kernel != kernels[k])
         tr.push_back(w);
-      else if (x.set == "real" && x.complete)
+      else if (x.set == "real" && decided(x, o))
         te.push_back(w);
     }
     e.train_seconds += fold_run(d, o, tr, te, int(k), col);

@@ -44,7 +44,7 @@ Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, c
   Matrix m;
   m.cols = f.size();
   m.group_ptr.push_back(0);
-  std::vector<float> row(m.cols);
+  std::vector<pred::Config> configs;
   for (size_t wi : workloads) {
     const Workload& w = data.workloads.at(wi);
     const auto code = pred::code_vector(f, w.code_features(data.code_keys), w.launch);
@@ -53,12 +53,15 @@ Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, c
     const std::vector<size_t> cs = training_configs(data, w, sample);
     double best = std::numeric_limits<double>::infinity();
     for (size_t c : cs) best = std::min(best, w.time_ms[c]);
+    configs.clear();
     for (size_t c : cs) {
-      pred::feature_vector(f, platform, code.data(), w.launch, data.configs[c], row.data());
-      m.x.insert(m.x.end(), row.begin(), row.end());
+      configs.push_back(data.configs[c]);
       m.y.push_back(float(best / w.time_ms[c]));
       ++m.rows;
     }
+    m.x.resize(m.x.size() + configs.size() * m.cols);
+    pred::feature_vectors(f, platform, code.data(), w.launch, configs,
+                          m.x.data() + m.x.size() - configs.size() * m.cols);
     m.group_ptr.push_back(unsigned(m.rows));
   }
   return m;

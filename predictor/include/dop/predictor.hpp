@@ -203,6 +203,10 @@ std::vector<double> code_vector(const std::vector<Feature>& features, const Code
 /// features among `features`. Values are computed in double and rounded to float, as the trees compare them.
 void feature_vector(const std::vector<Feature>& features, const Platform& platform, const double* code,
                     const LaunchShape& launch, const Config& config, float* out);
+/// feature_vector of each of `configs` (one decision), into out[c * features.size() + i]: what the configurations
+/// share (the estimate's inputs and its best) is computed once. The same values as feature_vector's.
+void feature_vectors(const std::vector<Feature>& features, const Platform& platform, const double* code,
+                     const LaunchShape& launch, const std::vector<Config>& configs, float* out);
 
 /// The outcome of one launch decision.
 struct Decision {

@@ -105,6 +105,11 @@ struct TrainOptions {
   /// The platform figures of the analytic estimate (PlatformFigures::from_record): with them the model gets the
   /// features est_ms and est_rel and carries the figures in its file (docs/models.md, "Estimate").
   std::optional<pred::PlatformFigures> estimate;
+  /// Cross-validation and leave-one-kernel-out also decide partial workloads (a sampled sweep's), each among its
+  /// measured configurations, scored against the best of them (the baselines too: the corners are always measured;
+  /// the best constant is the training folds' best among them). The training sets' own criterion for modelling
+  /// choices (docs/models.md). Off: only complete workloads are decided.
+  bool score_partial = false;
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
