@@ -322,7 +322,7 @@ TEST_CASE("upgrade adds the data block without touching the measurements, and re
       Catch::Contains("upgrade_old.csv: rows of workloads that the given set does not have") && Catch::Contains(": b"));
 }
 
-TEST_CASE("args: integer scalar arguments as NAME=VALUE;... text, read back and refused when malformed", "[dataset]") {
+TEST_CASE("args: integer scalar arguments as NAME=VALUE items, read back and refused when malformed", "[dataset]") {
   const std::map<std::string, int64_t> args = {{"N", 1024}, {"K", 256}, {"alpha_i", -3}};
   const std::string text = dop::dataset_args_text(args);
   CHECK(text == "K=256;N=1024;alpha_i=-3");  // name order
