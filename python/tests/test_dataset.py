@@ -56,7 +56,7 @@ def test_torn_last_line_is_dropped_and_bad_numbers_are_named(tmp_path):
 
 def test_args_are_text(tmp_path):
     header, rows = read_with_csv(MODELS / "trial.csv")
-    at = header.index("local_z") + 1
+    at = header.index("out_bytes" if "out_bytes" in header else "local_z") + 1  # where the sweep writes it
     values = ["K=256;N=1024" if i % 2 else "" for i in range(len(rows))]
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
