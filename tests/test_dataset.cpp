@@ -20,12 +20,13 @@ std::string write_text(const std::string& name, const std::string& text) {
   return path;
 }
 
-// A row of dataset_columns({"mem"}) for workload `w` at configuration (cpu, gpu), valid, its data on `data_on`.
+// A row of dataset_columns({"mem"}) for workload `w` at configuration (cpu, gpu), valid, its data on `data_on`,
+// its arguments `args`.
 std::vector<std::string> row(const std::string& w, double cpu, double gpu, const std::string& time = "2.5",
-                             const std::string& data_on = "host") {
+                             const std::string& data_on = "host", const std::string& args = "n=1024") {
   std::vector<std::string> r = {"p", w, "spec", "k", "1"};  // head, feature mem
-  for (const char* x : {"1", "1024", "64", "16", "1024", "1", "1", "64", "1", "1"}) r.push_back(x);  // launch
-  for (const std::string& x : {data_on, std::string("8192"), std::string("4096")}) r.push_back(x);   // data
+  for (const char* x : {"1", "1024", "64", "16", "1024", "1", "1", "64", "1", "1"}) r.push_back(x);       // launch
+  for (const std::string& x : {data_on, std::string("8192"), std::string("4096"), args}) r.push_back(x);  // data
   for (const std::string& x :
        {dop::dataset_number(cpu), dop::dataset_number(gpu), std::string("4"), std::string("8"), std::string("1"), time,
         time, time, std::string("1"), std::string("8"), std::string("8"), std::string("1"), std::string("1"),
@@ -59,14 +60,14 @@ TEST_CASE("CSV fields survive escaping and splitting", "[dataset]") {
 
 TEST_CASE("the schema names the columns in order and locates them in a header", "[dataset]") {
   const auto plain = dop::dataset_columns({});
-  REQUIRE(plain.size() == 4 + 10 + 3 + 19);
+  REQUIRE(plain.size() == 4 + 10 + 4 + 19);
   CHECK(plain[0] == "platform_id");
   CHECK(plain[3] == "kernel");
   CHECK(plain[4] == "work_dim");
   CHECK(plain.back() == "error");
   CHECK(dop::dataset_launch_columns().size() == 10);
   CHECK(plain[14] == "data_on");
-  CHECK(dop::dataset_data_columns() == std::vector<std::string>{"data_on", "in_bytes", "out_bytes"});
+  CHECK(dop::dataset_data_columns() == std::vector<std::string>{"data_on", "in_bytes", "out_bytes", "args"});
   CHECK(dop::dataset_number(0.125) == "0.125");
   CHECK(dop::dataset_number(1) == "1");
 
@@ -80,6 +81,7 @@ TEST_CASE("the schema names the columns in order and locates them in a header", 
   CHECK(t.header[c.valid] == "valid");
   CHECK(t.header[c.data_on] == "data_on");
   CHECK(t.header[c.out_bytes] == "out_bytes");
+  CHECK(c.args == c.out_bytes + 1);
   CHECK(c.row_key(t.rows.at(0).fields) == "p|w|host|0.5,0.25");
   CHECK(c.row_key(t.rows.at(0).fields) == dop::dataset_row_key("p", "w", "host", dop::dataset_number(0.5), "0.25"));
 
@@ -123,7 +125,7 @@ TEST_CASE("the row reader drops a torn last line and names a malformed row by fi
 
   // A short row before the last line is malformed.
   const std::string bad = write_text("bad.csv", good + "p,c,spec\n" + dop::csv_line(row("d", 1, 1)));
-  CHECK_THROWS_WITH(dop::read_csv_table(bad), Catch::Contains(bad + ":4: 3 fields, the header has 37"));
+  CHECK_THROWS_WITH(dop::read_csv_table(bad), Catch::Contains(bad + ":4: 3 fields, the header has 38"));
   CHECK_THROWS_WITH(dop::read_csv_table(tmp("missing.csv")), Catch::Contains("missing.csv: cannot be read"));
   CHECK(dop::read_csv_table(write_text("empty.csv", "")).header.empty());
 }
@@ -237,14 +239,15 @@ TEST_CASE("a row's measurement: a time that is no positive finite number is inva
 
 namespace {
 
-// The text of a dataset swept before the data block: `text` without data_on, in_bytes, out_bytes.
-std::string without_data_block(const std::string& text) {
+// The text of a dataset swept before the data block: `text` without data_on, in_bytes, out_bytes and args (`n` = 4),
+// or before args alone (`from` = 3, `n` = 1).
+std::string without_data_block(const std::string& text, long from = 0, long n = 4) {
   std::string out;
   size_t pos = 0;
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);
     auto f = dop::csv_split(text.substr(pos, nl - pos));
-    f.erase(f.begin() + 15, f.begin() + 18);  // after head (4), mem (1), launch (10)
+    f.erase(f.begin() + 15 + from, f.begin() + 15 + from + n);  // after head (4), mem (1), launch (10)
     out += dop::csv_line(f);
     pos = nl + 1;
   }
@@ -291,20 +294,59 @@ TEST_CASE("data_on is part of a row key, and a dataset without the data block re
 }
 
 TEST_CASE("upgrade adds the data block without touching the measurements, and refuses unknown workloads", "[dataset]") {
-  const std::string fresh = dataset_text({row("a", 0, 1, "1", "gpu"), row("b", 1, 0, "3", "gpu")});
+  const std::string fresh = dataset_text({row("a", 0, 1, "1", "gpu", "K=256;N=1024"), row("b", 1, 0, "3", "gpu", "")});
   const std::string old = write_text("upgrade_old.csv", without_data_block(fresh));
   dop::DataBlockSource src;
   src.data_on = "gpu";
   src.bytes = {{"a", {8192, 4096}}, {"b", {8192, 4096}}, {"unused", {1, 1}}};
+  src.args = {{"a", "K=256;N=1024"}, {"b", ""}, {"unused", "n=1"}};
   const std::string out = tmp("upgrade_new.csv");
   CHECK(dop::upgrade_dataset(old, src, out) == 2);
   CHECK(dop::test::read_file(out) == fresh);  // what a fresh sweep writes
+  // A dataset upgraded before args existed (the block without args) gets args alone, after out_bytes.
+  const std::string no_args = write_text("upgrade_no_args.csv", without_data_block(fresh, 3, 1));
+  CHECK(dop::read_dataset(no_args).columns.args == dop::kNoColumn);
+  src.data_on = "host";  // not written again: the block's data_on stays as it was
+  const std::string out2 = tmp("upgrade_args.csv");
+  CHECK(dop::upgrade_dataset(no_args, src, out2) == 2);
+  CHECK(dop::test::read_file(out2) == fresh);
   CHECK_THROWS_WITH(dop::upgrade_dataset(out, src, tmp("upgrade_twice.csv")),
                     Catch::Contains("already has the data block"));
+  // Part of the block missing is no dataset dop wrote.
+  const std::string partial = write_text("upgrade_partial.csv", without_data_block(fresh, 1, 3));
+  CHECK_THROWS_WITH(dop::upgrade_dataset(partial, src, tmp("upgrade_partial_out.csv")),
+                    Catch::Contains("upgrade_partial.csv:1: the data block") && Catch::Contains("incomplete"));
   src.bytes.erase("b");
   CHECK_THROWS_WITH(
       dop::upgrade_dataset(old, src, tmp("upgrade_unknown.csv")),
       Catch::Contains("upgrade_old.csv: rows of workloads that the given set does not have") && Catch::Contains(": b"));
+}
+
+TEST_CASE("args: integer scalar arguments as NAME=VALUE items, read back and refused when malformed", "[dataset]") {
+  const std::map<std::string, int64_t> args = {{"N", 1024}, {"K", 256}, {"alpha_i", -3}};
+  const std::string text = dop::dataset_args_text(args);
+  CHECK(text == "K=256;N=1024;alpha_i=-3");  // name order
+  CHECK(dop::parse_dataset_args(text) == args);
+  CHECK(dop::dataset_args_text({}).empty());
+  CHECK(dop::parse_dataset_args("").empty());
+  CHECK(dop::parse_dataset_args("n=9223372036854775807").at("n") == INT64_MAX);
+  for (const char* bad : {"K", "K=", "=3", "K=1.5", "K=12x", "K=1;", "1K=2", "K-1=2", "K= 2", "n=9223372036854775808"})
+    CHECK_THROWS_WITH(dop::parse_dataset_args(bad), Catch::Contains("is not NAME=INTEGER"));
+  CHECK_THROWS_WITH(dop::parse_dataset_args("K=1;K=2"), "argument 'K' given twice");
+
+  // A row's args through the row reader; a malformed one is named by file, line and column.
+  const std::string path = write_text(
+      "args.csv", dataset_text({row("w", 0, 1, "2", "host", "K=256;N=1024"), row("w", 1, 0, "2", "host", "K=256;N")}));
+  const dop::DatasetTable d = dop::read_dataset(path);
+  const dop::DatasetData data = dop::read_data(dop::DatasetRowReader(d.csv, d.csv.rows[0]), d.columns);
+  CHECK(data.args == std::map<std::string, int64_t>{{"K", 256}, {"N", 1024}});
+  CHECK_THROWS_WITH(dop::read_data(dop::DatasetRowReader(d.csv, d.csv.rows[1]), d.columns),
+                    path + ":3: column 19 (args): 'N' is not NAME=INTEGER (args are written K=256;N=1024)");
+  // Without the column: no arguments, as before.
+  const std::string old = write_text("args_old.csv", without_data_block(dataset_text({row("w", 0, 1)}), 3, 1));
+  const dop::DatasetTable o = dop::read_dataset(old);
+  CHECK(o.columns.args == dop::kNoColumn);
+  CHECK(dop::read_data(dop::DatasetRowReader(o.csv, o.csv.rows[0]), o.columns).args.empty());
 }
 
 TEST_CASE("a sampled grid keeps the three corners, spreads the rest, and is the same for a name every time",

@@ -197,6 +197,28 @@ TEST_CASE("dop train --estimate adds the estimate features and carries the platf
   CHECK_THAT(r.out, Catch::Contains("--estimate needs the platform record"));
 }
 
+TEST_CASE("dop train with the args dop sweep upgrade adds evaluates the argument expressions it dropped before",
+          "[cli][models]") {
+  // The PoCL dataset has no data block: its expressions of kernel arguments (atax1: 8*n + 4) never evaluate.
+  const std::string up = tmp("pocl_args.csv");
+  auto r = run_command(dop_binary() + " sweep upgrade " + kData + " --set real --size small --out " + up);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  auto expr_key = [](const std::string& model) {
+    const json m = json::parse(read_file(model));
+    for (const auto& f : m["features"])
+      if (f["name"] == "global_bytes_per_item") return f.value("expr_key", std::string());
+    return std::string("(no feature)");
+  };
+  for (const auto& [data, has_args] : {std::pair<std::string, bool>{kData, false}, {up, true}}) {
+    const std::string model = tmp(has_args ? "args_dt.json" : "no_args_dt.json");
+    r = run_command(dop_binary() + " train " + data + " --model dt --cv 0 --no-loko --json --out " + model);
+    REQUIRE(r.rc == 0);
+    CHECK(parse(r.out)["dataset"]["args_column"] == has_args);
+    CHECK(expr_key(model) == (has_args ? "global_bytes_per_item_expr" : ""));
+  }
+}
+
 TEST_CASE("dop train: cross-validation, leave-one-kernel-out, model and header", "[cli][models]") {
   const std::string model = tmp("dt.json"), header = tmp("dt.hpp");
   auto r = run_command(dop_binary() + " train " + kData + " --model dt --cv 5 --out " + model + " --header " + header +

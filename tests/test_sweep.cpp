@@ -254,16 +254,17 @@ std::vector<std::string> column(const std::string& path, const std::string& name
   return out;
 }
 
-// `path` without the data block (data_on, in_bytes, out_bytes): a dataset as swept before it.
-std::string without_data_block(const std::string& path) {
+// `path` without the columns `first` and the n - 1 after it: the data block (data_on, in_bytes, out_bytes, args), a
+// dataset as swept before it, or args alone, as upgraded before args existed.
+std::string without_columns(const std::string& path, const std::string& first = "data_on", long n = 4) {
   std::ifstream f(path);
   std::string line, out;
   size_t at = 0;
   while (std::getline(f, line)) {
     auto fields = dop::csv_split(line);
-    if (out.empty()) at = size_t(std::find(fields.begin(), fields.end(), "data_on") - fields.begin());
-    REQUIRE(at + 3 <= fields.size());
-    fields.erase(fields.begin() + long(at), fields.begin() + long(at) + 3);
+    if (out.empty()) at = size_t(std::find(fields.begin(), fields.end(), first) - fields.begin());
+    REQUIRE(at + size_t(n) <= fields.size());
+    fields.erase(fields.begin() + long(at), fields.begin() + long(at) + n);
     out += dop::csv_line(fields);
   }
   return out;
@@ -271,7 +272,7 @@ std::string without_data_block(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("the sweep writes where the data is and the buffers' bytes, which an upgrade re-derives") {
+TEST_CASE("the sweep writes where the data is, the buffers' bytes and the arguments, which an upgrade re-derives") {
   const std::string saxpy = " --spec " + data("saxpy.json") + " --platform-id test --repeat 1 --warmup 0";
   for (const std::string memory : {"copy", "resident"}) {
     INFO(memory);
@@ -286,13 +287,21 @@ TEST_CASE("the sweep writes where the data is and the buffers' bytes, which an u
     for (const auto& v : column(out, "data_on")) CHECK(v == (memory == "resident" ? "gpu" : "host"));
     for (const auto& v : column(out, "in_bytes")) CHECK(v == "524000");
     for (const auto& v : column(out, "out_bytes")) CHECK(v == "262000");
-    // The same file as swept before the data block, upgraded: the fresh sweep's columns, byte for byte.
-    const std::string old = tmp("data_old_" + memory + ".csv"), up = tmp("data_up_" + memory + ".csv");
-    { std::ofstream(old) << without_data_block(out); }
-    r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy.json") + " --memory " + memory +
-                    " --out " + up);
-    REQUIRE(r.rc == 0);
-    CHECK(dop::test::read_file(up) == dop::test::read_file(out));
+    // Its integer scalar (the float a is none): what the predictor's expressions get at launch.
+    for (const auto& v : column(out, "args")) CHECK(v == "n=65500");
+    // The same file as swept before the data block, and as upgraded before args, upgraded: the fresh sweep's
+    // columns, byte for byte.
+    for (const std::string first : {"data_on", "args"}) {
+      const std::string old = tmp("data_old_" + memory + ".csv"), up = tmp("data_up_" + memory + ".csv");
+      { std::ofstream(old) << without_columns(out, first, first == "args" ? 1 : 4); }
+      r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy.json") + " --memory " + memory +
+                      " --out " + up);
+      INFO(r.out);
+      REQUIRE(r.rc == 0);
+      CHECK(dop::test::read_file(up) == dop::test::read_file(out));
+    }
+    const std::string old = tmp("data_old_" + memory + ".csv");
+    { std::ofstream(old) << without_columns(out); }
     // Rows of a workload the given set does not have are refused by name.
     r = run_command(dop_binary() + " sweep upgrade " + old + " --spec " + data("saxpy_b.json") + " --out " +
                     tmp("data_refused.csv"));

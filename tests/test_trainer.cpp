@@ -2,6 +2,7 @@
 // baseline, cross-validation grouped by workload (no leakage), leave-one-kernel-out, the baselines' metrics.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -513,6 +514,82 @@ TEST_CASE("expressions of code features are kept only when training could evalua
                        {{"global_bytes_per_item_expr", "N * 4"}}};
   const auto l = pred::LaunchShape::parse("4096", "64");
   CHECK(p.scores(c, l, {{"N", 100}}) == p.scores(c, l));
+}
+
+namespace {
+
+// `text` (a dataset of header_line()'s columns) with the args column after local_z: `args(workload)` per row.
+std::string with_args(const std::string& text, const std::function<std::string(const std::string&)>& args) {
+  std::istringstream in(text);
+  std::string line, out;
+  long pos = -1;
+  while (std::getline(in, line)) {
+    auto f = dop::csv_split(line);
+    const bool header = pos < 0;
+    if (header) pos = long(std::find(f.begin(), f.end(), "local_z") - f.begin()) + 1;
+    f.insert(f.begin() + pos, header ? std::string("args") : args(f[1]));
+    out += dop::csv_line(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("with the dataset's args, training evaluates argument expressions as the predictor does at launch",
+          "[trainer]") {
+  // 12 workloads alike but for the argument N (every global_bytes_per_item given by the expression N * 4): the CPU
+  // is best for small N, the GPU for large. Only the expression's value tells them apart.
+  std::string text = header_line();
+  for (size_t w = 0; w < 12; ++w) {
+    SynthRow r;
+    r.workload = "w" + std::to_string(w);
+    r.kernel = "k";
+    r.gx = 4096;
+    r.features = {"1", "", "N * 4"};
+    const bool gpu_wins = w >= 6;
+    for (int c = 0; c <= 4; ++c)
+      for (int g = 0; g <= 8; ++g) {
+        if (!c && !g) continue;
+        r.cpu = c / 4.0;
+        r.gpu = g / 8.0;
+        r.time = gpu_wins ? 3 + r.cpu - r.gpu : 3 - r.cpu + r.gpu;
+        text += row_line(r);
+      }
+  }
+  auto n_of = [](const std::string& workload) { return 100 * (std::stoll(workload.substr(1)) + 1); };
+  const auto with = train::load_dataset(write_text(
+      "expr_with_args.csv", with_args(text, [&](const std::string& w) { return "N=" + std::to_string(n_of(w)); })));
+  const auto without = train::load_dataset(write_text("expr_without_args.csv", text));
+  CHECK(with.has_args);
+  CHECK_FALSE(without.has_args);
+  train::TrainOptions o;
+  o.type = "dt";
+  const auto m = train::train(with, train::all_workloads(with), o);
+  const auto m0 = train::train(without, train::all_workloads(without), o);
+  const auto at = size_t(std::find_if(m.features.begin(), m.features.end(),
+                                      [](const pred::Feature& f) { return f.name == "global_bytes_per_item"; }) -
+                         m.features.begin());
+  REQUIRE(at < m.features.size());
+  CHECK(m.features[at].expr_key == "global_bytes_per_item_expr");  // evaluated in training: kept
+  CHECK(m0.features[at].expr_key.empty());                         // never evaluated: dropped, as before
+  const pred::Predictor p(m), p0(m0);
+  size_t right = 0, right0 = 0;
+  for (size_t i = 0; i < with.workloads.size(); ++i) {
+    const train::Workload& w = with.workloads[i];
+    CHECK(w.args == pred::ArgValues{{"N", n_of(w.name)}});
+    CHECK(without.workloads[i].args.empty());
+    // The value training saw is the expression's at the workload's arguments, the one the predictor computes.
+    const auto code = w.code_vector(m.features, with.code_keys);
+    CHECK(code[at] == double(4 * n_of(w.name)));
+    CHECK(std::isnan(without.workloads[i].code_vector(m.features, without.code_keys)[at]));
+    const pred::CodeFeatures launch_code{{{"mem_continuous", 1}, {"global_bytes_per_item", std::nan("")}},
+                                         {{"global_bytes_per_item_expr", "N * 4"}}};
+    const auto d = p.decide(launch_code, w.launch, w.args);
+    right += d.index == w.best;
+    right0 += p0.decide(launch_code, w.launch, w.args).index == w.best;
+  }
+  CHECK(right == 12);  // the argument decides, as measured
+  CHECK(right0 == 6);  // without it every workload looks alike: one answer for all
 }
 
 TEST_CASE("code features are joined by kernel name into a dataset swept without them", "[trainer]") {

@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "dop/kernel_forms.hpp"
-#include "dop/predictor.hpp"
 #include "dop/platform.hpp"
+#include "dop/predictor.hpp"
 #if DOP_ANALYSIS
 #include "dop/trainer.hpp"
 #endif
@@ -161,6 +161,7 @@ json dataset_json(const train::Dataset& d) {
           {"excluded_workloads", d.excluded_workloads},
           {"partial_workloads", d.partial_workloads},
           {"data_columns", d.has_data},
+          {"args_column", d.has_args},
           {"problems", d.problems}};
 }
 
@@ -170,7 +171,9 @@ void print_dataset(const train::Dataset& d) {
       "workloads excluded, %zu partial), %zu code features%s\n",
       d.path.c_str(), d.platform_id.c_str(), d.workloads.size(), d.configs.size(), d.rows, d.invalid_rows,
       d.excluded_workloads, d.partial_workloads, d.code_keys.size(),
-      d.has_data ? "" : "; no data columns (all host data, bytes unknown: dop sweep upgrade adds them)");
+      !d.has_data   ? "; no data columns (all host data, bytes unknown: dop sweep upgrade adds them)"
+      : !d.has_args ? "; no args column (expressions of kernel arguments unknown: dop sweep upgrade adds it)"
+                    : "");
   if (d.code_keys.empty())
     std::printf(
         "note: no code features in the dataset (sweep with --features): the model sees launch features "

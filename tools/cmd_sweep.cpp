@@ -13,8 +13,8 @@
 #include "commands.hpp"
 #include "dop/dataset.hpp"
 #include "dop/kernel_forms.hpp"
-#include "dop/sweep.hpp"
 #include "dop/platform.hpp"
+#include "dop/sweep.hpp"
 #include "sweep_isolation.hpp"
 #include "workloads.hpp"
 
@@ -49,8 +49,9 @@ struct SweepFlags {
   std::string upgrade_in;
 };
 
-// dop sweep upgrade: the data block (data_on, in_bytes, out_bytes) added to a dataset swept before it, from the
-// workloads of the given set (matched by name) and the memory mode it was swept in; nothing re-measured.
+// dop sweep upgrade: the data block (data_on, in_bytes, out_bytes, args), or its args column, added to a dataset
+// swept before it, from the workloads of the given set (matched by name) and the memory mode it was swept in; nothing
+// re-measured.
 void run_upgrade(const SweepFlags& f) {
   if (f.out.empty()) throw UsageError("dop sweep upgrade needs --out NEW.csv");
   if (f.out.size() > 3 && f.out.compare(f.out.size() - 3, 3, ".gz") == 0)
@@ -59,10 +60,13 @@ void run_upgrade(const SweepFlags& f) {
   if (ws.empty()) throw UsageError("dop sweep upgrade needs the workloads: --set or spec files");
   DataBlockSource src;
   src.data_on = data_on_name(parse_memory_mode(f.memory) == MemoryMode::resident);
-  for (const auto& w : ws) src.bytes[w.spec.name] = {w.spec.in_bytes(), w.spec.out_bytes()};
+  for (const auto& w : ws) {
+    src.bytes[w.spec.name] = {w.spec.in_bytes(), w.spec.out_bytes()};
+    src.args[w.spec.name] = dataset_args_text(integer_scalars(w.spec));
+  }
   const size_t n = upgrade_dataset(f.upgrade_in, src, f.out);
-  std::printf("upgraded %zu rows of %s into %s (data_on %s, bytes of %zu workloads)\n", n, f.upgrade_in.c_str(),
-              f.out.c_str(), src.data_on.c_str(), ws.size());
+  std::printf("upgraded %zu rows of %s into %s (data_on %s, bytes and args of %zu workloads)\n", n,
+              f.upgrade_in.c_str(), f.out.c_str(), src.data_on.c_str(), ws.size());
 }
 
 // Progress on stderr: a bar with rate and ETA on a terminal, plain lines (every 5 % or 30 s) otherwise.
@@ -243,7 +247,7 @@ void add_sweep(CLI::App& app) {
   });
   auto* upgrade = cmd->add_subcommand(
       "upgrade",
-      "Add the data columns (data_on, in_bytes, out_bytes) to a dataset swept before them, re-measuring nothing");
+      "Add the data columns (data_on, in_bytes, out_bytes, args) to a dataset swept before them, re-measuring nothing");
   upgrade->add_option("in", f->upgrade_in, "Dataset to upgrade (CSV or CSV.gz)")->required();
   add_workload_flags(upgrade, *f);  // those it was swept from
   upgrade->add_option("--memory", f->memory, "The memory mode it was swept in (resident: data_on gpu)");

@@ -73,6 +73,13 @@ DatasetData read_data(const DatasetRowReader& r, const DatasetColumns& c) {
   };
   d.in_bytes = bytes(c.in_bytes);
   d.out_bytes = bytes(c.out_bytes);
+  if (c.args != kNoColumn) {
+    try {
+      d.args = parse_dataset_args(r.str(c.args));
+    } catch (const std::invalid_argument& e) {
+      r.fail(c.args, e.what());
+    }
+  }
   return d;
 }
 

@@ -1,7 +1,10 @@
 // The sweep dataset's columns (docs/dataset.md): their names and order, how numbers and row identities are written,
 // and where a header read back holds them.
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "dop/dataset.hpp"
 
@@ -36,8 +39,39 @@ std::vector<std::string> dataset_columns(const std::vector<std::string>& feature
 }
 
 const std::vector<std::string>& dataset_data_columns() {
-  static const std::vector<std::string> c = {"data_on", "in_bytes", "out_bytes"};
+  static const std::vector<std::string> c = {"data_on", "in_bytes", "out_bytes", "args"};
   return c;
+}
+
+std::string dataset_args_text(const std::map<std::string, int64_t>& args) {
+  std::string s;
+  for (const auto& [name, value] : args) s += (s.empty() ? "" : ";") + name + "=" + std::to_string(value);
+  return s;
+}
+
+std::map<std::string, int64_t> parse_dataset_args(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  if (text.empty()) return out;
+  size_t at = 0;
+  while (true) {
+    const size_t end = std::min(text.find(';', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    const bool name_ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                         std::all_of(name.begin(), name.end(),
+                                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+    errno = 0;
+    char* stop = nullptr;
+    const long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &stop, 10);
+    if (eq == std::string::npos || !name_ok || value.empty() || errno == ERANGE || *stop != '\0' ||
+        std::isspace(static_cast<unsigned char>(value[0])))
+      throw std::invalid_argument("'" + item + "' is not NAME=INTEGER (args are written K=256;N=1024)");
+    if (!out.emplace(name, int64_t(v)).second) throw std::invalid_argument("argument '" + name + "' given twice");
+    if (end == text.size()) break;
+    at = end + 1;
+  }
+  return out;
 }
 
 const char* data_on_name(bool on_gpu) { return on_gpu ? "gpu" : "host"; }
@@ -98,6 +132,7 @@ DatasetColumns locate_columns(const CsvTable& t) {
   c.data_on = optional_col("data_on");
   c.in_bytes = optional_col("in_bytes");
   c.out_bytes = optional_col("out_bytes");
+  c.args = optional_col("args");  // added after the data block: older datasets lack it (no argument values)
   c.cpu_util = col("cpu_util");
   c.gpu_util = col("gpu_util");
   c.cpu_cores = col("cpu_cores");

@@ -10,7 +10,7 @@ import pytest
 import dop
 from conftest import MODELS
 
-TEXT_COLUMNS = {"platform_id", "workload", "set", "kernel", "error", "data_on"}
+TEXT_COLUMNS = {"platform_id", "workload", "set", "kernel", "error", "data_on", "args"}
 
 
 def read_with_csv(path):
@@ -52,6 +52,20 @@ def test_torn_last_line_is_dropped_and_bad_numbers_are_named(tmp_path):
     bad.write_text("".join(lines[:3]) + out.getvalue() + "".join(lines[4:6]))
     with pytest.raises(dop.DatasetError, match=r"bad\.csv:4: column time_ms_median: 'fast'"):
         dop.read_dataset(bad)
+
+
+def test_args_are_text(tmp_path):
+    header, rows = read_with_csv(MODELS / "trial.csv")
+    at = header.index("out_bytes" if "out_bytes" in header else "local_z") + 1  # where the sweep writes it
+    values = ["K=256;N=1024" if i % 2 else "" for i in range(len(rows))]
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header[:at] + ["args"] + header[at:])
+    for r, v in zip(rows, values):
+        w.writerow(r[:at] + [v] + r[at:])
+    path = tmp_path / "args.csv"
+    path.write_text(out.getvalue())
+    assert list(dop.read_dataset(path)["args"]) == values
 
 
 def test_not_a_dataset_is_refused(tmp_path):

@@ -766,6 +766,21 @@ std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vect
   return out;
 }
 
+std::map<std::string, int64_t> integer_scalars(const Spec& spec) {
+  // The scalars alone, stored as make_args stores them (no buffer is allocated): the same values a launch passes.
+  std::vector<ArgData> args(spec.args.size());
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgKind::scalar) continue;
+    args[i].spec = &a;
+    args[i].bytes = a.bytes();
+    args[i].storage = storage_for(a.kind, nullptr);
+    args[i].storage.assign((args[i].bytes + 7) / 8, 0);
+    store(args[i], a.type, 0, a.value);
+  }
+  return integer_scalars(spec, args);
+}
+
 void check_signature(const Spec& spec, const std::vector<KernelParam>& params) {
   const std::string where = spec.origin();
   if (spec.args.size() != params.size())

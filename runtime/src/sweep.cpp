@@ -96,11 +96,12 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
     size_t local_items = 1;
     for (size_t l : s.local) local_items *= l;
     auto dim = [](const std::vector<size_t>& v, size_t d) { return d < v.size() ? std::to_string(v[d]) : "1"; };
-    for (const auto& x : {std::to_string(wd), std::to_string(s.global_items()),
-                          s.local.empty() ? std::string() : std::to_string(local_items),
-                          s.local.empty() ? std::string() : std::to_string(s.work_groups()), dim(s.global, 0),
-                          dim(s.global, 1), dim(s.global, 2), dim(s.local, 0), dim(s.local, 1), dim(s.local, 2),
-                          data_on, std::to_string(s.in_bytes()), std::to_string(s.out_bytes())})
+    for (const auto& x :
+         {std::to_string(wd), std::to_string(s.global_items()),
+          s.local.empty() ? std::string() : std::to_string(local_items),
+          s.local.empty() ? std::string() : std::to_string(s.work_groups()), dim(s.global, 0), dim(s.global, 1),
+          dim(s.global, 2), dim(s.local, 0), dim(s.local, 1), dim(s.local, 2), data_on, std::to_string(s.in_bytes()),
+          std::to_string(s.out_bytes()), dataset_args_text(integer_scalars(s))})
       base.push_back(x);
 
     // One executor per kernel, rebound to each workload (programs and sub-devices built once); the reference

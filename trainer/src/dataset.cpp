@@ -45,6 +45,11 @@ pred::CodeFeatures Workload::code_features(const std::vector<std::string>& code_
   return f;
 }
 
+std::vector<double> Workload::code_vector(const std::vector<pred::Feature>& features,
+                                          const std::vector<std::string>& code_keys) const {
+  return pred::code_vector(features, code_features(code_keys), launch, args);
+}
+
 Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   const DatasetTable data = read_dataset(path);  // the sweep's own reader: a torn last line is dropped
   const CsvTable& table = data.csv;
@@ -54,6 +59,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   Dataset d;
   d.path = path;
   d.has_data = col.data_on != kNoColumn && col.in_bytes != kNoColumn && col.out_bytes != kNoColumn;
+  d.has_args = col.args != kNoColumn;
 
   std::vector<size_t> code_cols, expr_cols;
   std::set<std::string> seen;
@@ -134,6 +140,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       p.w.launch = l;
       p.w.code = code;
       p.w.exprs = exprs;
+      p.w.args = data.args;
       p.w.line = lineno;
       it = by_name.emplace(key, parts.size()).first;
       parts.push_back(std::move(p));
@@ -145,6 +152,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       if (!(w.launch == l))
         r.fail(w.launch.in_bytes != l.in_bytes || w.launch.out_bytes != l.out_bytes ? col.in_bytes : col.launch,
                "launch shape or buffer bytes differ from the workload's first row" + first);
+      if (w.args != data.args) r.fail(col.args, "arguments differ from the workload's first row" + first);
       for (size_t k = 0; k < code.size(); ++k)
         if (!(code[k] == w.code[k] || (std::isnan(code[k]) && std::isnan(w.code[k]))))
           r.fail(code_cols[k], "code feature differs from the workload's first row" + first);

@@ -134,7 +134,7 @@ size_t best_measured(const Workload& w, std::vector<double> score) {
 }
 
 size_t predict_best(const pred::Predictor& p, const pred::Model& m, const Dataset& d, const Workload& w) {
-  const auto code = pred::code_vector(m.features, w.code_features(d.code_keys), w.launch);
+  const auto code = w.code_vector(m.features, d.code_keys);
   std::vector<double> s(p.num_configs());
   p.scores(code.data(), w.launch, s.data());
   return best_measured(w, s);

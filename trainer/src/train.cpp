@@ -6,7 +6,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "dop/expr.hpp"
 #include "internal.hpp"
 
 namespace dop::train {
@@ -47,7 +46,7 @@ Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, c
   std::vector<pred::Config> configs;
   for (size_t wi : workloads) {
     const Workload& w = data.workloads.at(wi);
-    const auto code = pred::code_vector(f, w.code_features(data.code_keys), w.launch);
+    const auto code = w.code_vector(f, data.code_keys);
     // The configurations measured (or sampled), normalised by the best of them: where the oracle was not measured,
     // the best measured one is 1 (the target is then optimistic for that workload).
     const std::vector<size_t> cs = training_configs(data, w, sample);
@@ -168,23 +167,19 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   const auto t0 = std::chrono::steady_clock::now();
   const auto params = effective_params(o);
   pred::Model m = shell(data, o);
-  // An expression that never gave a value in training (it needs kernel arguments the dataset does not have) must not
-  // give one at prediction either: the model learnt the feature as missing for those kernels.
+  // An expression that never gave a value in training (it needs kernel arguments the dataset does not have: one
+  // without the args column) must not give one at prediction either: the model learnt the feature as missing for
+  // those kernels. Evaluated as the predictor does at launch, with each workload's launch and arguments.
   for (auto& f : m.features) {
     if (f.expr_key.empty()) continue;
     const auto k = size_t(std::find(data.code_keys.begin(), data.code_keys.end(), f.key) - data.code_keys.begin());
+    const std::vector<pred::Feature> one = {f};
     bool used = false;
     for (size_t w : ws) {
       const Workload& x = data.workloads[w];
-      if (k >= x.code.size() || !std::isnan(x.code[k])) continue;
-      const auto e = x.exprs.find(f.expr_key);
-      if (e == x.exprs.end() || e->second.empty()) continue;
-      try {
-        expr::evaluate(e->second, pred::launch_symbols(x.launch));
-        used = true;
-        break;
-      } catch (const std::invalid_argument&) {
-      }
+      if (k >= x.code.size() || !std::isnan(x.code[k])) continue;  // a value of its own: the expression is not used
+      used = !std::isnan(x.code_vector(one, data.code_keys)[0]);
+      if (used) break;
     }
     if (!used) f.expr_key.clear();
   }

@@ -81,8 +81,14 @@ const std::vector<std::string>& dataset_launch_columns();
 
 /// The data block: data_on ("host" | "gpu": where the inputs were when the timed region began), in_bytes (bytes of
 /// the buffers the kernel reads: read and read_write arguments), out_bytes (of the buffers it writes: write and
-/// read_write arguments). A dataset without it (swept before) reads as host data with unknown bytes.
+/// read_write arguments), args (the kernel's integer scalar arguments: dataset_args_text). A dataset without it
+/// (swept before) reads as host data with unknown bytes; one without args as a launch without argument values.
 const std::vector<std::string>& dataset_data_columns();
+/// The `args` column's text of integer scalar arguments by name: "K=256;N=1024" (name order; empty for none).
+std::string dataset_args_text(const std::map<std::string, int64_t>& args);
+/// Parses it back; throws std::invalid_argument naming the item that is not NAME=INTEGER (a C identifier, a decimal
+/// int64) or a name given twice.
+std::map<std::string, int64_t> parse_dataset_args(const std::string& text);
 /// data_on's value: "gpu" for data on the GPU (a sweep with --memory resident), else "host".
 const char* data_on_name(bool on_gpu);
 
@@ -103,6 +109,7 @@ struct DatasetColumns {
   size_t features_begin = 0, features_end = 0;  ///< the code features: the columns between kernel and work_dim
   size_t launch = 0;                            ///< work_dim; launch + k holds dataset_launch_columns()[k]
   size_t data_on = kNoColumn, in_bytes = kNoColumn, out_bytes = kNoColumn;  ///< the data block, when present
+  size_t args = kNoColumn;  ///< the kernel's integer scalar arguments (dataset_args_text), when present
   size_t cpu_util = 0, gpu_util = 0, cpu_cores = 0;
   size_t time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, valid = 0, error = 0;
   /// dataset_row_key of a row's fields.
@@ -165,9 +172,10 @@ DatasetMeasurement read_measurement(const DatasetRowReader& row, const DatasetCo
 struct DatasetData {
   bool on_gpu = false;                   ///< data_on = gpu
   uint64_t in_bytes = 0, out_bytes = 0;  ///< 0: unknown (a dataset without the columns)
+  std::map<std::string, int64_t> args;   ///< the integer scalar arguments; none where the column is missing
 };
-/// Reads it: a missing data_on is host, missing bytes 0. Refuses (DatasetError naming file, line and column) a
-/// data_on other than host or gpu and bytes that are not a count.
+/// Reads it: a missing data_on is host, missing bytes 0, missing args none. Refuses (DatasetError naming file, line
+/// and column) a data_on other than host or gpu, bytes that are not a count and args that do not parse.
 DatasetData read_data(const DatasetRowReader& row, const DatasetColumns& columns);
 
 /// Refuses a row measured twice: the same platform, workload, data location and configuration as an earlier row of
@@ -225,14 +233,17 @@ std::vector<size_t> sample_configurations(const std::vector<double>& cpu, const 
 size_t merge_datasets(const std::vector<std::string>& inputs, const std::string& out);
 
 /// What an upgrade adds to a dataset swept before the data block: where the data was, and each workload's buffer
-/// bytes (from its spec: dop sweep upgrade collects the set's workloads).
+/// bytes and integer scalar arguments (from its spec: dop sweep upgrade collects the set's workloads).
 struct DataBlockSource {
   std::string data_on = "host";  ///< "host" or "gpu": the memory mode the dataset was swept in
   std::map<std::string, std::pair<uint64_t, uint64_t>> bytes;  ///< workload -> (in_bytes, out_bytes)
+  std::map<std::string, std::string> args;                     ///< workload -> its args text (dataset_args_text)
 };
-/// Writes `in` with the data block (data_on, in_bytes, out_bytes) after its launch block, every row's other fields
-/// as they were (plain CSV; the caller compresses). Throws DatasetError naming the file: it already has the block,
-/// it is empty, or rows of workloads the source does not know (named, up to 10). Returns the rows written.
+/// Writes `in` with the data block (data_on, in_bytes, out_bytes, args) after its launch block, or, when it has the
+/// block but not args (upgraded before args existed), with args after out_bytes; every row's other fields as they
+/// were (plain CSV; the caller compresses). Throws DatasetError naming the file: it already has args, a partial or
+/// misplaced block, it is empty, or rows of workloads the source does not know (named, up to 10). Returns the rows
+/// written.
 size_t upgrade_dataset(const std::string& in, const DataBlockSource& source, const std::string& out);
 
 // ---------------------------------------------------------------------------------------------------------------

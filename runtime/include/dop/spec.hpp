@@ -222,6 +222,9 @@ Comparison compare_outputs(const Spec& spec, const std::vector<ArgData>& got, co
 /// The integer scalar arguments' values by name, read from `args` (as made by make_args, maybe changed since): the
 /// symbols of size expressions (features, footprints, models).
 std::map<std::string, int64_t> integer_scalars(const Spec& spec, const std::vector<ArgData>& args);
+/// The same of the spec's own scalar values (as make_args would store them; no buffer allocated): what a sweep's
+/// launch of it passes, written to datasets (the `args` column).
+std::map<std::string, int64_t> integer_scalars(const Spec& spec);
 
 /// Reads the kernel source named by the spec; throws SpecError naming the spec and the file.
 std::string read_kernel_source(const Spec& spec);

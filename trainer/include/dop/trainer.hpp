@@ -31,7 +31,10 @@ struct Workload {
   std::string name, set, kernel;
   std::vector<double> code;                  ///< Dataset::code_keys order; NaN = missing
   std::map<std::string, std::string> exprs;  ///< Dataset::expr_keys -> expression text (may be empty)
-  pred::LaunchShape launch;     ///< with its data: in_bytes, out_bytes, data_on_gpu (the dataset's data block)
+  pred::LaunchShape launch;  ///< with its data: in_bytes, out_bytes, data_on_gpu (the dataset's data block)
+  /// The kernel's integer scalar arguments (the dataset's args column; none without it): the symbols its code
+  /// features' expressions are evaluated with, as the predictor does at launch (code_vector).
+  pred::ArgValues args;
   std::vector<double> time_ms;  ///< median time per configuration, Dataset::configs order; NaN: not measured
   size_t best = 0;              ///< the fastest measured configuration (the first of equal times)
   size_t line = 0;              ///< line of its first row in the file
@@ -41,6 +44,9 @@ struct Workload {
   /// Normalised performance of configuration c: best measured time / time (1 for the best; NaN if not measured).
   double perf(size_t c) const { return time_ms[best] / time_ms[c]; }
   pred::CodeFeatures code_features(const std::vector<std::string>& code_keys) const;
+  /// The model's code features of this workload (pred::code_vector with its launch and arguments).
+  std::vector<double> code_vector(const std::vector<pred::Feature>& features,
+                                  const std::vector<std::string>& code_keys) const;
 };
 
 struct Dataset {
@@ -55,6 +61,7 @@ struct Dataset {
   /// Complete ones (a valid row for every configuration) and partial ones (some never measured; trained on only).
   std::vector<Workload> workloads;
   bool has_data = false;              ///< the data block (data_on, in_bytes, out_bytes) is in the file
+  bool has_args = false;              ///< the args column is in the file (the workloads' argument values)
   size_t rows = 0;                    ///< data rows read
   size_t invalid_rows = 0;            ///< rows with valid = 0 or an unusable time (reported, not used)
   size_t excluded_workloads = 0;      ///< workloads with an invalid row, or fewer than 2 configurations measured
