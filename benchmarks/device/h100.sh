@@ -24,6 +24,17 @@ dop=build-runtime/bin/dop
 $dop devices --json >"$OUT/devices.json"
 $dop devices
 
+# resume FILE UPGRADE-ARGS...: a dataset of .device/data/ copied into $OUT for the sweep to resume, given the data
+# columns first (dop sweep upgrade with the sweep's own set, size and memory) when it was swept before them.
+resume() {
+  local f=$1
+  shift
+  [ -f ".device/data/$f" ] || return 0
+  cp ".device/data/$f" "$OUT/$f"
+  head -1 "$OUT/$f" | grep -q ',args,' && return 0
+  $dop sweep upgrade "$OUT/$f" "$@" --out "$OUT/$f.upgraded" && mv "$OUT/$f.upgraded" "$OUT/$f"
+}
+
 for exp in "$@"; do
   t0=$(date +%s)
   case "$exp" in
@@ -89,7 +100,7 @@ for exp in "$@"; do
       for size in ${REAL_SIZES:-small sweep}; do
         for mem in ${REAL_MEMORY:-copy resident}; do
           f=real-$size-$mem.csv
-          [ -f ".device/data/$f" ] && cp ".device/data/$f" "$OUT/$f"
+          resume "$f" --set real --size "$size" --memory "$mem"
           t1=$(date +%s)
           timeout "${REAL_TIMEOUT:-300}" $dop sweep --set real --size "$size" --memory "$mem" \
             --repeat "${REAL_REPEAT:-3}" --warmup "${REAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
@@ -104,7 +115,7 @@ for exp in "$@"; do
       [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
       for mem in ${SPAN_MEMORY:-copy resident}; do
         f=span-$mem.csv
-        [ -f ".device/data/$f" ] && cp ".device/data/$f" "$OUT/$f"
+        resume "$f" --set span --memory "$mem"
         t1=$(date +%s)
         timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span --sample "${SPAN_SAMPLE:-160}" --configs "${SPAN_CONFIGS:-12}" \
           --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" --platform-id h100-xeon16 \
