@@ -126,14 +126,19 @@ TEST_CASE("a device whose learned share rounds to nothing sits the next launch o
   // 64 work-groups; the first one is heavy. The CPU claims from the front, so on the first launch it gets the heavy
   // group while the GPU runs the other 63: the CPU's rate is so low that its learned share is under half a unit
   // (2^22 iterations: at 2^20 a CPU that also ran a light group came to 0.54 units on a loaded machine).
-  // On a loaded machine the CPU's thread may start after the GPU has claimed every group: the cold launch then
-  // teaches nothing, and a fresh executor tries again (the precondition, not the behaviour under test).
+  // Each side's program is built at its first use, inside the launch: on a loaded machine the GPU could claim every
+  // group while the CPU still builds, and the cold launch would teach nothing. So both sides are built first (a launch
+  // on each device alone teaches no share), and a cold launch that still went to one device is tried again on a fresh
+  // executor (the precondition, not the behaviour under test).
   const Spec s = loop_spec(64 * 64, 10, 64, 1 << 22);
   const auto want = single_device_output(s, Config{0, 1});
   for (int attempt = 0;; ++attempt) {
     Executor ex(s, kLoop, two_devices());
     auto args = make_args(s);
+    for (const Config& alone : {Config{1, 0}, Config{0, 1}}) REQUIRE_FALSE(ex.launch(args, alone).warm);
+    args = make_args(s);
     const auto cold = ex.launch(args, Config{1, 1});
+    REQUIRE_FALSE(cold.warm);
     REQUIRE(compare_outputs(s, args, want).ok);
     INFO("attempt " << attempt << ": CPU " << cold.cpu.work_items << " work-items, GPU " << cold.gpu.work_items
                     << ", learned CPU share " << cold.balanced_cpu_share);
