@@ -86,6 +86,10 @@ TEST_CASE("launch-time bounds: what a launch certainly touches is refused, what 
   CHECK(refusal(two_groups(3, 3), guarded) == "");
   CHECK_THAT(refusal(two_groups(2, 3), guarded), Catch::Contains("needs 12 bytes of it, it has 8"));
   CHECK(refusal(two_groups(1, 0), guarded) == "");  // no work-item within the guard
+  CHECK_THROWS_WITH(write_at(y_i, R"J(,"guards":[["get_global_id(0)","<","n"]])J", gid),
+                    Catch::Contains("k: footprint: argument 'y': a guard is not [atom, \"<=\" or \">=\", bound]"));
+  CHECK_THROWS_WITH(write_at(y_i, R"J(,"guards":[["get_global_id(1)","<=","n"]])J", gid),
+                    Catch::Contains("atom 'get_global_id(1)' has no range"));
   // y[i - 16*(i/16)] (i % 16): interval arithmetic reaches 256 bytes, the work-items only 64: not certain.
   const std::string quot = R"J(,"(get_global_id(0)/16)":["gid_lo_0/16","gid_hi_0/16"])J";
   CHECK(refusal(two_groups(16, 3),
