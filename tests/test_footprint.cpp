@@ -107,7 +107,8 @@ __kernel void vadd(__global const float* a, __global const float* b, __global fl
 })X");
   INFO(k.at("footprint").dump());
   const json want_a = json::parse(R"X({"whole": false, "accesses": [{"write": false, "bytes": 4,
-                                      "terms": [[4, "get_global_id(0)"]]}]})X");
+                                      "terms": [[4, "get_global_id(0)"]],
+                                      "guards": [["get_global_id(0)", "<=", "n - 1"]]}]})X");
   CHECK(fp_arg(k, "a") == want_a);
   CHECK(fp_arg(k, "c").at("accesses").at(0).at("write") == true);
   CHECK(k.at("footprint").at("ranges") == json::parse(R"X({"get_global_id(0)": ["gid_lo_0", "gid_hi_0"]})X"));
@@ -405,4 +406,47 @@ __kernel void dbg(__global float* a) {
   a[i] = 0.0f;
 })X");
   CHECK_FALSE(whole(k, "a"));
+}
+
+TEST_CASE("footprint: accesses some work-items may not make are `may`, simple guards are kept") {
+  const json k = kernel_json(R"X(
+__kernel void k(__global float* a, __global float* b, __global float* c, __global float* d, int n, int m) {
+  int i = get_global_id(0);
+  int j = get_global_id(1);
+  if (i < 1 || i >= n - 1 || j >= m) return;
+  a[i] = 0.0f;                                   // guarded by the early return: 1 <= i <= n-2, j <= m-1
+  int o = get_group_id(0) * 4 + j;
+  if (o < n) b[o] = 1.0f;                        // a condition on a value that is not an id: may
+  for (int t = 0; t < n; t++) {
+    if (c[t] > 0.0f) break;                      // a loop that may exit early: may
+  }
+  for (int t = i; t < n; t++) d[t] = 0.0f;       // a trip count that varies with the work-item: may
+  for (int t = 0; t < m; t++) d[t * n] = 1.0f;   // a uniform trip count: certain
+  if (j > 0) d[j] = n > 2 ? d[j - 1] : 0.0f;     // a guard on an id (j >= 1) is kept; under ?:: may
+  else d[j + 1] = 0.0f;                           // the else of a guard: may
+})X");
+  INFO(k.at("footprint").dump());
+  const json a = fp_arg(k, "a").at("accesses").at(0);
+  CHECK(!a.contains("may"));
+  CHECK(a.at("guards") == json::parse(R"J([["get_global_id(0)", ">=", "1"], ["get_global_id(0)", "<=", "n - 2"],
+                                         ["get_global_id(1)", "<=", "m - 1"]])J"));
+  CHECK(fp_arg(k, "b").at("accesses").at(0).at("may") == true);
+  CHECK(fp_arg(k, "c").at("accesses").at(0).at("may") == true);
+  size_t certain = 0, may = 0;
+  for (const auto& x : fp_arg(k, "d").at("accesses")) (x.value("may", false) ? may : certain)++;
+  CHECK(certain == 2);  // d[t * n], d[j]
+  CHECK(may == 3);      // d[t], d[j - 1], d[j + 1]
+  for (const auto& x : fp_arg(k, "d").at("accesses"))
+    if (x.at("terms") == json::parse(R"J([[4, "get_global_id(1)"]])J"))  // d[j]: the early return's and its own
+      CHECK(x.at("guards").back() == json::parse(R"J(["get_global_id(1)", ">=", "1"])J"));
+  // A return in a guarded branch: what follows runs only for the work-items outside the guard.
+  const json r = kernel_json(R"X(
+__kernel void r(__global float* a, __global float* b, int n) {
+  int i = get_global_id(0);
+  if (i < n) { a[i] = 0.0f; return; }
+  b[i] = 1.0f;
+})X");
+  INFO(r.at("footprint").dump());
+  CHECK(fp_arg(r, "a").at("accesses").at(0).at("guards").size() == 1);
+  CHECK(fp_arg(r, "b").at("accesses").at(0).at("may") == true);
 }

@@ -97,15 +97,25 @@ struct LoopRec {
   AtomId iter = 0;
   bool fp_known = false;  ///< the trip count is at most floor(fp_num / fp_den), fp_den > 0
   Poly fp_num, fp_den;
-  std::string fp_unsafe;  ///< why the iteration counter cannot be bounded by the trip count
+  std::string fp_unsafe;    ///< why the iteration counter cannot be bounded by the trip count
+  bool fp_uniform = false;  ///< fp_num and fp_den are the same for every work-item and iteration of outer loops
 };
 
+/// A simple guard an access runs under: get_global_id(d) <= bound (upper) or >= bound, the bound a launch-uniform
+/// polynomial.
+struct FpGuard {
+  AtomId atom = 0;
+  bool upper = true;
+  Poly bound;
+};
 /// One access of the footprint: a byte-offset polynomial into a pointer argument.
 struct FpAccess {
   Poly addr;
   int64_t size = 0;
   bool write = false;
   clang::SourceLocation loc;
+  bool may = false;             ///< FootprintAccess::may
+  std::vector<FpGuard> guards;  ///< FootprintAccess::guards
 };
 /// The range of an atom over a launch (or why it has none), as expressions of launch-time values.
 struct ARange {
@@ -330,6 +340,10 @@ class KernelAnalyzer {
                        const std::map<EnvKey, InductionInfo>& inductions, bool is_do, bool& divergent);
   void collect_symbols(AtomId a, std::set<std::string>& out) const;
   static bool has_continue(const clang::Stmt* s, int depth);
+  /// A break, continue, return or goto anywhere in s (nested loops and switches included).
+  static bool has_exit(const clang::Stmt* s, int depth);
+  /// Every atom of p is a kernel scalar argument or a launch size: the same for every work-item.
+  bool launch_uniform(const Poly& p) const;
 
   // ---------------------------------------------------------------------------------------------------------------
   // Memory footprint (docs/features.md): accesses through global/constant pointer arguments as byte-offset
@@ -402,6 +416,19 @@ class KernelAnalyzer {
   std::vector<std::vector<FpAccess>> fp_acc_;  ///< per argument
   std::vector<std::string> fp_whole_;          ///< per argument: why it is whole (empty: not)
   std::string fp_poison_;                      ///< why every argument is whole (empty: none)
+  /// Nesting of code not every work-item runs in full (branches, loops that may exit early or whose trip count
+  /// varies); fp_exited_: a return may have been taken. Accesses recorded then are FootprintAccess::may.
+  int fp_cond_ = 0;
+  bool fp_exited_ = false;
+  /// The simple guards in force (the conditions of enclosing if-branches, and those that an earlier `if (...)
+  /// return;` of the kernel implies); fp_guard_depth_: how many if-branches pushed some.
+  std::vector<FpGuard> fp_guards_;
+  int fp_guard_depth_ = 0;
+  /// Whether `cond` (negated: its negation) is a conjunction of simple guards `get_global_id(d) < E` (<=, >, >=,
+  /// with the id on either side, E the same for every work-item); appends them to `out`.
+  bool simple_guards(const clang::Expr* cond, bool negated, std::vector<FpGuard>& out);
+  /// An if statement (its branches' accesses `may`, or guarded).
+  void if_stmt(const clang::IfStmt* is);
   std::map<AtomId, std::pair<Poly, Poly>> quots_;
   std::set<AtomId> int_params_;
   std::map<AtomId, ARange> fp_ranges_;

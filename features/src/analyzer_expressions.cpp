@@ -58,8 +58,10 @@ Val KernelAnalyzer::rv(const clang::Expr* e) {
       const auto* c = llvm::cast<clang::ConditionalOperator>(e);
       const Val cond = rv(c->getCond());
       count_branch(cond);
+      ++fp_cond_;
       const Val a = rv(c->getTrueExpr());
       const Val b = rv(c->getFalseExpr());
+      --fp_cond_;
       return merge(a, b, deps(cond));
     }
     case clang::Stmt::UnaryExprOrTypeTraitExprClass: {
@@ -68,6 +70,12 @@ Val KernelAnalyzer::rv(const clang::Expr* e) {
           r.Val.getInt().getMinSignedBits() <= 63)
         return constant(r.Val.getInt().getSExtValue());
       return opaque(Deps{});
+    }
+    case clang::Stmt::BinaryConditionalOperatorClass: {  // a ?: b
+      ++fp_cond_;
+      const Val v = generic(e);
+      --fp_cond_;
+      return v;
     }
     case clang::Stmt::ConstantExprClass:
       return rv(llvm::cast<clang::ConstantExpr>(e)->getSubExpr());
@@ -263,7 +271,9 @@ Val KernelAnalyzer::binary(const clang::BinaryOperator* b) {
     return rv(rhs);
   }
   const Val a = rv(lhs);
+  if (b->isLogicalOp()) ++fp_cond_;  // the right of && and || may not be evaluated
   const Val c = rv(rhs);
+  if (b->isLogicalOp()) --fp_cond_;
   if (b->isComparisonOp() || b->isLogicalOp()) return opaque(deps2(a, c));
   switch (op) {
     case clang::BO_Add:

@@ -252,6 +252,16 @@ void KernelAnalyzer::footprint() {
         FootprintAccess fa;
         fa.write = x.write;
         fa.bytes = x.size;
+        fa.may = x.may;
+        for (const FpGuard& g : x.guards) {
+          const auto bound = fp_point(g.bound, 0);
+          if (!bound || !atom_range(g.atom, 0).ok) {  // a guard that cannot be written: the access is not certain
+            fa.may = true;
+            fa.guards.clear();
+            break;
+          }
+          fa.guards.push_back({name_of(g.atom), g.upper ? "<=" : ">=", *bound});
+        }
         for (const auto& [m, c] : x.addr.terms()) {
           FootprintTerm t;
           t.coef = c;
@@ -277,12 +287,15 @@ void KernelAnalyzer::footprint() {
       if (af.whole) af.accesses.clear();
     }
     if (!af.whole)
-      for (const auto& acc : af.accesses)
+      for (const auto& acc : af.accesses) {
+        auto add_range = [&](const std::string& an) {
+          const ARange& r = atom_range(names.at(an), 0);
+          fp.ranges[an] = {r.lo, r.hi};
+        };
         for (const auto& t : acc.terms)
-          for (const auto& an : t.atoms) {
-            const ARange& r = atom_range(names.at(an), 0);
-            fp.ranges[an] = {r.lo, r.hi};
-          }
+          for (const auto& an : t.atoms) add_range(an);
+        for (const auto& g : acc.guards) add_range(g.atom);
+      }
     fp.args.push_back(std::move(af));
   }
 }

@@ -56,17 +56,25 @@ void KernelAnalyzer::fp_record(const LV& l, Space space, Access kind) {
       fp_mark(a, l.loc, "access of unknown size");
     } else {
       auto& list = fp_acc_[size_t(a)];
+      const bool may = fp_cond_ > 0 || fp_exited_;
       for (int w = 0; w < 2; ++w) {
         if ((w == 0 && kind == Access::store) || (w == 1 && kind == Access::load)) continue;
-        const bool dup = std::any_of(list.begin(), list.end(), [&](const FpAccess& x) {
+        const auto dup = std::find_if(list.begin(), list.end(), [&](const FpAccess& x) {
           return x.write == (w == 1) && x.size == l.size && x.addr == l.addr.p;
         });
-        if (dup) continue;
+        if (dup != list.end()) {
+          // Certain when one of its occurrences is (with the fewest guards: each is a witness on its own).
+          if (!may && (dup->may || fp_guards_.size() < dup->guards.size())) {
+            dup->may = false;
+            dup->guards = fp_guards_;
+          }
+          continue;
+        }
         if (list.size() >= kMaxFpAccesses) {
           fp_mark(a, l.loc, "more than " + std::to_string(kMaxFpAccesses) + " distinct accesses");
           break;
         }
-        list.push_back(FpAccess{l.addr.p, l.size, w == 1, l.loc});
+        list.push_back(FpAccess{l.addr.p, l.size, w == 1, l.loc, may, may ? std::vector<FpGuard>{} : fp_guards_});
       }
     }
   }

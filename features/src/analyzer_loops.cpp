@@ -111,6 +111,15 @@ void KernelAnalyzer::loop(const clang::Stmt* s, const clang::Expr* cond, const c
   loops_[size_t(id)].info.divergent = divergent;
   if (cond_deps.wi) loops_[size_t(id)].info.divergent = true;
 
+  // Footprint: every work-item runs the body at every value of the counter's range when the trip count is the same
+  // for all of them (and for every iteration of outer loops) and nothing leaves the loop early; otherwise its
+  // accesses are `may`.
+  const LoopRec& lr = loops_[size_t(id)];
+  const bool full =
+      lr.fp_unsafe.empty() && !has_exit(body, 0) &&
+      (lr.info.trip.kind == TripCount::Kind::constant ? lr.info.trip.value >= 1 : lr.fp_known && lr.fp_uniform);
+  if (!full) ++fp_cond_;
+
   // The body, counted once, in the loop's context.
   loop_stack_.push_back(id);
   max_depth_ = std::max<int64_t>(max_depth_, int64_t(loop_stack_.size()));
@@ -127,6 +136,7 @@ void KernelAnalyzer::loop(const clang::Stmt* s, const clang::Expr* cond, const c
     --in_for_inc_;
   }
   loop_stack_.pop_back();
+  if (!full) --fp_cond_;
 
   // After the loop, what it changed is known only through its dependences.
   for (const auto& [key, v0] : entry) {
@@ -191,6 +201,7 @@ TripCount KernelAnalyzer::trip_count(int id, const clang::Expr* cond, const Loop
   Deps all = deps2(bound, start);
   all.merge(deps(Val{st, {}, false}));
   if (all.wi) divergent = true;
+  loops_[size_t(id)].fp_uniform = launch_uniform(bound.p) && launch_uniform(start.p) && launch_uniform(st);
   if (!st.is_constant() && positive_launch(st) && (op == clang::BO_LT || op == clang::BO_LE)) {
     // A step of launch sizes (i += get_local_size(0)): the footprint bounds the count by (E - v0 + step - 1)/step.
     const Poly n = bound.p - start.p + (op == clang::BO_LT ? st - Poly::constant(1) : st);
@@ -264,6 +275,28 @@ void KernelAnalyzer::collect_symbols(AtomId a, std::set<std::string>& out) const
     return;
   }
   out.insert(at.name);
+}
+
+bool KernelAnalyzer::has_exit(const clang::Stmt* s, int depth) {
+  if (!s) return false;
+  if (depth > kMaxDepth) return true;
+  // A break of a nested loop or switch counts too (safe: the loop's accesses are only marked `may`).
+  if (llvm::isa<clang::BreakStmt>(s) || llvm::isa<clang::ContinueStmt>(s) || llvm::isa<clang::ReturnStmt>(s) ||
+      llvm::isa<clang::GotoStmt>(s) || llvm::isa<clang::IndirectGotoStmt>(s))
+    return true;
+  for (const clang::Stmt* c : s->children())
+    if (has_exit(c, depth + 1)) return true;
+  return false;
+}
+
+bool KernelAnalyzer::launch_uniform(const Poly& p) const {
+  if (p.bad()) return false;
+  for (const auto& [m, c] : p.terms())
+    for (AtomId a : m) {
+      const auto& at = atoms_[a];
+      if (!(at.kind == AtomKind::param || (at.kind == AtomKind::launch && launch_size_name(at.name)))) return false;
+    }
+  return true;
 }
 
 bool KernelAnalyzer::has_continue(const clang::Stmt* s, int depth) {

@@ -106,7 +106,10 @@ nlohmann::ordered_json kernel_json(const KernelFeatures& k) {
           for (const auto& at : t.atoms) term.push_back(at);
           terms.push_back(std::move(term));
         }
-        ja["accesses"].push_back({{"write", acc.write}, {"bytes", acc.bytes}, {"terms", std::move(terms)}});
+        nlohmann::ordered_json ja_acc = {{"write", acc.write}, {"bytes", acc.bytes}, {"terms", std::move(terms)}};
+        if (acc.may) ja_acc["may"] = true;
+        for (const auto& g : acc.guards) ja_acc["guards"].push_back({g.atom, g.op, g.bound});
+        ja["accesses"].push_back(std::move(ja_acc));
       }
     }
     fp["args"][a.name] = std::move(ja);

@@ -77,6 +77,16 @@ struct FootprintAccess {
   bool write = false;                ///< store (an atomic gives a read and a write access)
   int64_t bytes = 0;                 ///< size of the access (a whole vector for vloadN/vstoreN)
   std::vector<FootprintTerm> terms;  ///< byte offset from the argument's base pointer: the sum of the terms
+  /// Some work-items may not perform it, or not at every value of its atoms: under a condition (if, switch, ?:,
+  /// the right of && and ||) other than simple guards, in a loop that may exit early or whose trip count is not
+  /// the same for every work-item, or after a return that may be taken (docs/features.md, "Memory footprint").
+  bool may = false;
+  /// Simple guards the access runs under: it runs for every work-item whose atom (a `get_global_id(d)`) is `<=`
+  /// or `>=` the bound, a launch-time expression (`if (i < n)`: <= n-1).
+  struct Guard {
+    std::string atom, op, bound;
+  };
+  std::vector<Guard> guards;
 };
 struct ArgFootprint {
   std::string name;

@@ -23,12 +23,13 @@ class LaunchError : public SpecError {
 /// footprint: throws LaunchError naming the argument, the bytes the launch touches and the bytes it has, when a
 /// bounded argument is too small for the first work-group (only work-item 0 along a dimension that has one
 /// work-group; a __local argument's bytes are per work-group). The footprint over-approximates (docs/features.md:
-/// guards such as `if (i < n)` and the interval arithmetic only widen it), so the whole launch's would refuse valid
-/// specs (a global size rounded up past the data, a tiled kernel's indices); the first work-group's is what a guard
-/// against that rounding cannot stop. A buffer slightly too small, or one the footprint does not bound, is not
-/// refused here: dop's own host memory has a guard page behind it (dop/guard.hpp). A __local argument the footprint
-/// does not bound (or any, without a footprint or a work-group size) has no such guard: a warning on stderr says so,
-/// once per process for each spec, kernel and argument.
+/// conditions and the interval arithmetic only widen it), so a buffer is checked only against the accesses the
+/// first work-group certainly makes up to their highest byte (footprint_extents' `certain`: not `may`, guards such
+/// as `if (i < n)` taken as bounds); a buffer slightly too small, an overrun behind a condition, or one the footprint
+/// does not bound, is not refused here: dop's own host memory has a guard page behind it (dop/guard.hpp). A __local
+/// argument has no such guard, so it is checked against every access; one the footprint does not bound (or any,
+/// without a footprint or a work-group size) is warned about on stderr, once per process for each spec, kernel and
+/// argument.
 void check_footprint_bounds(const Spec& spec, const std::vector<ArgData>& args, const Footprint& fp,
                             const std::vector<size_t>& local);
 

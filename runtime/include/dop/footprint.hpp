@@ -26,6 +26,17 @@ struct Footprint {
     bool write = false;
     int64_t bytes = 0;        ///< bytes accessed at the address (an element, a vector)
     std::vector<Term> terms;  ///< the byte offset from the argument's base: the sum of the terms
+    /// Some work-items may not perform it (a condition, a loop that may exit early, ...; key "may"); false in
+    /// footprints made before the key existed.
+    bool may = false;
+    /// Simple guards it runs under (key "guards"): performed by every work-item whose atom is at most (`upper`) or
+    /// at least the bound, an expression.
+    struct Guard {
+      size_t atom = 0;
+      bool upper = true;
+      std::string bound;
+    };
+    std::vector<Guard> guards;
   };
   struct Arg {
     bool whole = true;  ///< not bounded: the whole buffer, always
@@ -59,12 +70,15 @@ std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, c
 /// What the work-items whose global ids lie in [0, gid_hi[d]] in each dimension d (every id of the launch where
 /// gid_hi has no entry) can touch through each buffer and __local argument of `spec`: the bytes [lo, hi) from its
 /// base (a __local argument's: in each work-group, its local ids taking every value), NOT
-/// clamped to the buffer; std::nullopt where the footprint does not bound the argument. For launch-time bounds
-/// checks (dop/bounds.hpp).
+/// clamped to the buffer; std::nullopt where the footprint does not bound the argument. With `certain`, only the
+/// accesses every work-item within their guards performs (not `may`, no atom of an empty range: a loop that does
+/// not run), with each guarded atom's range cut at its guard, and whose terms all grow with their atoms (no
+/// negative coefficient or atom range reaching below 0), so that the highest byte is one a work-item does touch;
+/// ByteRange{0, 0} when there are none. For launch-time bounds checks (dop/bounds.hpp).
 std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, const Spec& spec,
                                                         const std::vector<ArgData>& args,
                                                         const std::vector<size_t>& local,
-                                                        const std::vector<size_t>& gid_hi = {});
+                                                        const std::vector<size_t>& gid_hi = {}, bool certain = false);
 /// footprint_ranges for the chunks of one launch: what does not depend on the chunk (scalars, launch symbols,
 /// chunk-independent atoms) is evaluated once, and the split dimension's id ranges are taken without parsing. It
 /// keeps references to `fp` and `spec`. Thread-compatible: calls are const.

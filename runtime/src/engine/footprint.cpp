@@ -3,6 +3,7 @@
 // kernel's features JSON, FootprintEvaluator evaluates them for a launch's chunks (on the copy-mode launch path).
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <stdexcept>
 
 #include "dop/expr.hpp"
@@ -38,10 +39,12 @@ bool sane(const Interval& a) { return a.lo > -kLimit && a.hi < kLimit; }
 
 // An atom's range; an atom whose range cannot be evaluated (a float argument, a name this launch lacks) leaves the
 // arguments that use it unbounded. An empty range (a loop that does not run) becomes its low end: a safe stand-in.
+// `empty`, when given, says whether the range was empty.
 std::optional<Interval> evaluate(const std::string& lo, const std::string& hi,
-                                 const std::map<std::string, int64_t>& env) {
+                                 const std::map<std::string, int64_t>& env, char* empty = nullptr) {
   try {
     Interval r{expr::evaluate(lo, env), expr::evaluate(hi, env)};
+    if (empty) *empty = r.hi < r.lo;
     if (r.hi < r.lo) r.hi = r.lo;
     return r;
   } catch (const std::exception&) {
@@ -73,27 +76,94 @@ std::map<std::string, int64_t> launch_env(const Spec& spec, const std::vector<Ar
   return env;
 }
 
+// The bytes one access can reach with the atoms' ranges `atom`, unclamped; std::nullopt when an atom it needs has
+// no range, or a value leaves the sane range.
+std::optional<Interval> access_reach(const Footprint::Access& ac, const std::vector<std::optional<Interval>>& atom) {
+  Interval sum{0, 0};
+  for (const auto& t : ac.terms) {
+    Interval v{t.coef, t.coef};
+    for (size_t k : t.atoms) {
+      if (!atom[k]) return std::nullopt;
+      v = mul(v, *atom[k]);
+      if (!sane(v)) return std::nullopt;
+    }
+    sum = {sum.lo + v.lo, sum.hi + v.hi};
+    if (!sane(sum)) return std::nullopt;
+  }
+  sum.hi += ac.bytes;  // [lo, hi): the last access ends bytes later
+  return sum;
+}
+
+void widen(std::optional<Interval>& acc, const Interval& r) {
+  acc = acc ? Interval{std::min(acc->lo, r.lo), std::max(acc->hi, r.hi)} : r;
+}
+
 // The bytes one argument's accesses can reach with the atoms' ranges `atom`, unclamped: reads and writes
 // (std::nullopt: no such access). False when an atom it needs has no range, or a value leaves the sane range.
 bool reach(const Footprint::Arg& arg, const std::vector<std::optional<Interval>>& atom, std::optional<Interval>& rd,
            std::optional<Interval>& wr) {
   for (const auto& ac : arg.accesses) {
-    Interval sum{0, 0};
-    for (const auto& t : ac.terms) {
-      Interval v{t.coef, t.coef};
-      for (size_t k : t.atoms) {
-        if (!atom[k]) return false;
-        v = mul(v, *atom[k]);
-        if (!sane(v)) return false;
-      }
-      sum = {sum.lo + v.lo, sum.hi + v.hi};
-      if (!sane(sum)) return false;
-    }
-    sum.hi += ac.bytes;  // [lo, hi): the last access ends bytes later
-    auto& acc = ac.write ? wr : rd;
-    acc = acc ? Interval{std::min(acc->lo, sum.lo), std::max(acc->hi, sum.hi)} : sum;
+    const auto r = access_reach(ac, atom);
+    if (!r) return false;
+    widen(ac.write ? wr : rd, *r);
   }
   return true;
+}
+
+// The reach of an access that a work-item certainly makes at its top (footprint_extents' `certain`), with the
+// atoms' ranges `atom` and the names they were evaluated with, `env`. std::nullopt when it is `may`, an atom's range
+// is empty (`empty`: its loop does not run), or a term that is not constant does not grow with its atoms (a negative
+// coefficient or atom), so that the interval's top would not be where every atom is at its highest. Its guards (on
+// get_global_id(d)) cut the ids of dimension d, and the atoms are evaluated again with the ids so cut; std::nullopt
+// when a guard cannot be evaluated or leaves no work-item, or the access also uses that dimension's local or group
+// id (whose ranges the guard does not cut).
+std::optional<Interval> certain_reach(const Footprint& fp, const Footprint::Access& ac,
+                                      const std::vector<std::optional<Interval>>& atom, const std::vector<char>& empty,
+                                      const std::map<std::string, int64_t>& env) {
+  if (ac.may) return std::nullopt;
+  std::vector<std::optional<Interval>> cut;
+  if (!ac.guards.empty()) {
+    auto at = env;
+    std::set<std::string> dims;
+    for (const auto& g : ac.guards) {
+      const std::string& name = fp.atoms[g.atom];
+      const std::string pre = "get_global_id(";
+      if (name.size() != pre.size() + 2 || name.compare(0, pre.size(), pre) != 0) return std::nullopt;
+      const std::string d = name.substr(pre.size(), 1);
+      const auto b = evaluate(g.bound, g.bound, env);
+      if (!b) return std::nullopt;
+      auto& lo = at["gid_lo_" + d];
+      auto& hi = at["gid_hi_" + d];
+      if (g.upper)
+        hi = std::min<int64_t>(hi, int64_t(b->hi));
+      else
+        lo = std::max<int64_t>(lo, int64_t(b->lo));
+      if (hi < lo) return std::nullopt;
+      at["group_lo_" + d] = lo / at["local_size_" + d];
+      at["group_hi_" + d] = hi / at["local_size_" + d];
+      dims.insert(d);
+    }
+    cut.resize(atom.size());
+    for (const auto& t : ac.terms)
+      for (size_t k : t.atoms) {
+        for (const auto& d : dims)
+          if (fp.atoms[k].find("get_local_id(" + d + ")") != std::string::npos ||
+              fp.atoms[k].find("group_id_" + d) != std::string::npos)
+            return std::nullopt;
+        cut[k] = evaluate(fp.ranges[k].first, fp.ranges[k].second, at);
+      }
+  }
+  const auto& r = ac.guards.empty() ? atom : cut;
+  for (const auto& t : ac.terms) {
+    bool constant = true, grows = t.coef > 0;
+    for (size_t k : t.atoms) {
+      if (empty[k] || !r[k]) return std::nullopt;
+      constant = constant && r[k]->lo == r[k]->hi;
+      grows = grows && r[k]->lo >= 0;
+    }
+    if (!constant && !grows) return std::nullopt;
+  }
+  return access_reach(ac, r);
 }
 
 }  // namespace
@@ -144,6 +214,14 @@ Footprint parse_footprint(const std::string& features_json, const std::string& o
         Footprint::Access ac;
         ac.write = x.value("write", false);
         ac.bytes = x["bytes"].get<int64_t>();
+        ac.may = x.value("may", false);
+        const json& guards = x.value("guards", json::array());
+        if (!guards.is_array()) throw bad(where + ": \"guards\" is not an array");
+        for (const auto& g : guards) {
+          if (!g.is_array() || g.size() != 3 || !(g[1] == "<=" || g[1] == ">=") || !g[2].is_string())
+            throw bad(where + ": a guard is not [atom, \"<=\" or \">=\", bound]");
+          ac.guards.push_back({atom(g[0], where), g[1] == "<=", g[2].get<std::string>()});
+        }
         if (ac.bytes <= 0) throw bad(where + ": an access of " + std::to_string(ac.bytes) + " bytes");
         for (const auto& t : x["terms"]) {
           if (!t.is_array() || t.empty() || !t[0].is_number_integer())
@@ -259,18 +337,25 @@ std::vector<ArgRanges> footprint_ranges(const Footprint& fp, const Spec& spec, c
 std::vector<std::optional<ByteRange>> footprint_extents(const Footprint& fp, const Spec& spec,
                                                         const std::vector<ArgData>& args,
                                                         const std::vector<size_t>& local,
-                                                        const std::vector<size_t>& gid_hi) {
+                                                        const std::vector<size_t>& gid_hi, bool certain) {
   std::vector<std::optional<ByteRange>> out(spec.args.size());
   if (fp.empty()) return out;
   const auto env = launch_env(spec, args, local, gid_hi);
   std::vector<std::optional<Interval>> atom(fp.atoms.size());
-  for (size_t k = 0; k < fp.atoms.size(); ++k) atom[k] = evaluate(fp.ranges[k].first, fp.ranges[k].second, env);
+  std::vector<char> empty(fp.atoms.size());
+  for (size_t k = 0; k < fp.atoms.size(); ++k)
+    atom[k] = evaluate(fp.ranges[k].first, fp.ranges[k].second, env, &empty[k]);
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (spec.args[i].kind == ArgKind::scalar) continue;
     const auto it = fp.args.find(spec.args[i].name);
     if (it == fp.args.end() || it->second.whole) continue;
     std::optional<Interval> rd, wr;
-    if (!reach(it->second, atom, rd, wr)) continue;
+    if (certain) {
+      for (const auto& ac : it->second.accesses)
+        if (const auto r = certain_reach(fp, ac, atom, empty, env)) widen(ac.write ? wr : rd, *r);
+    } else if (!reach(it->second, atom, rd, wr)) {
+      continue;
+    }
     if (!rd && !wr) {
       out[i] = ByteRange{0, 0};  // never accessed
       continue;
