@@ -39,6 +39,11 @@ std::size_t page_size() {
 
 std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
 
+// The inaccessible region after each guarded allocation. Work-items run in parallel and in any order, so the first
+// access past a buffer's end is not always in the page right after it (y[idx[i]] with large idx): 1 MiB of address
+// space (no memory) makes the overruns of a launch meet the region, not whatever is mapped after it.
+std::size_t guard_bytes() { return round_up(std::size_t(1) << 20, page_size()); }
+
 // The layout of one guarded allocation: `body` bytes (rounded) ending at the guard page, after `pages` of mapping.
 struct Layout {
   std::size_t body, pages;
@@ -69,6 +74,12 @@ void write_all(int fd, const char* p, std::size_t n) {
   }
 }
 
+bool any_slot_used() {
+  for (const auto& s : g_slots)
+    if (s.used.load(std::memory_order_acquire)) return true;
+  return false;
+}
+
 void on_fault(int sig, siginfo_t* info, void* ctx) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info ? info->si_addr : nullptr);
   for (auto& s : g_slots) {
@@ -79,6 +90,13 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
     write_all(STDERR_FILENO, s.msg, s.len);
     ::signal(sig, SIG_DFL);  // returning re-runs the access: the process dies of the signal
     return;
+  }
+  if (any_slot_used()) {  // a fault during a guarded launch, outside every guard region: say so before dying
+    char msg[] = "dop: memory fault at 0x0000000000000000 during a launch, in none of its buffers' guard regions\n";
+    for (int d = 0; d < 16; ++d) msg[38 - d] = "0123456789abcdef"[(addr >> (4 * d)) & 15];
+    const int fd = g_report_fd.load();
+    if (fd >= 0) write_all(fd, msg, sizeof msg - 1);
+    write_all(STDERR_FILENO, msg, sizeof msg - 1);
   }
   const struct sigaction& old = sig == SIGBUS ? g_old_bus : g_old_segv;
   if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction) return old.sa_sigaction(sig, info, ctx);
@@ -112,22 +130,22 @@ bool guard_pages_wanted() {
   return on;
 }
 
-// `bytes` (rounded) ending at an inaccessible page.
+// `bytes` (rounded) ending at an inaccessible region of guard_bytes(): all of it mapped inaccessible, then the body
+// made accessible (the region costs address space only).
 void* map_guarded(std::size_t bytes) {
   const Layout l = layout(bytes);
-  if (l.pages < l.body || l.pages + page_size() < l.pages) throw std::bad_alloc();
-  void* base = ::mmap(nullptr, l.pages + page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (l.pages < l.body || l.pages + guard_bytes() < l.pages) throw std::bad_alloc();
+  void* base = ::mmap(nullptr, l.pages + guard_bytes(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) throw std::bad_alloc();
-  char* guard = static_cast<char*>(base) + l.pages;
-  if (::mprotect(guard, page_size(), PROT_NONE) != 0) {
-    ::munmap(base, l.pages + page_size());
+  if (l.pages > 0 && ::mprotect(base, l.pages, PROT_READ | PROT_WRITE) != 0) {
+    ::munmap(base, l.pages + guard_bytes());
     throw std::bad_alloc();
   }
-  return guard - l.body;
+  return static_cast<char*>(base) + l.pages - l.body;
 }
 void unmap_guarded(void* p, std::size_t bytes) noexcept {
   const Layout l = layout(bytes);
-  ::munmap(static_cast<char*>(p) + l.body - l.pages, l.pages + page_size());
+  ::munmap(static_cast<char*>(p) + l.body - l.pages, l.pages + guard_bytes());
 }
 void* page_aligned_new(std::size_t bytes) {
   return ::operator new(round_up(std::max<std::size_t>(bytes, 1), kPage), std::align_val_t(kPage));
@@ -203,7 +221,7 @@ void LaunchGuard::watch(size_t i, const void* data, std::size_t bytes, const std
                           ": the buffer is too small for the launch; stopped\n";
   s.len = std::min(msg.size(), sizeof s.msg - 1);
   std::memcpy(s.msg, msg.data(), s.len);
-  s.hi.store(guard + page_size(), std::memory_order_release);
+  s.hi.store(guard + guard_bytes(), std::memory_order_release);
   s.lo.store(guard, std::memory_order_release);
   slots_.push_back(k);
 }

@@ -17,11 +17,12 @@ struct Spec;
 bool guard_pages_enabled();
 
 /// Host memory for argument data: `bytes` rounded up to kGuardAlign, placed so that it ends where an inaccessible
-/// page begins, its start aligned to kGuardAlign and to the largest power of two (at most a page) that divides its
+/// region of 1 MiB (address space only) begins, its start aligned to kGuardAlign and to the largest power of two (at most a page) that divides its
 /// rounded size: whole pages for sizes of whole pages, so that OpenCL implementations use it in place
 /// (CL_MEM_USE_HOST_PTR) as they would page-aligned memory. kGuardAlign (128 bytes) is OpenCL's largest type
 /// (long16) and PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN: a zero-copy CPU device then reads and writes these bytes
-/// themselves, so an overrun meets the guard page, not someone else's memory. Without guard pages: operator new,
+/// themselves, so an overrun meets the guard region, not someone else's memory (work-items run in any order, so
+/// the first access past the end may lie well past it: y[idx[i]]; beyond 1 MiB it may still meet other memory). Without guard pages: operator new,
 /// page-aligned. Throws std::bad_alloc.
 inline constexpr std::size_t kGuardAlign = 128;
 void* guarded_allocate(std::size_t bytes);
@@ -47,10 +48,12 @@ class GuardedBlock {
   bool mapped_ = false;
 };
 
-/// While alive, a fault in the guard page behind one of `args`' buffers (or in the unused bytes before it: none)
+/// While alive, a fault in the guard region behind one of `args`' buffers (or in the unused bytes before it: none)
 /// writes "dop: <what>: kernel '<k>' of <spec> accessed memory past the end of argument '<a>' ..." to stderr (and to
 /// the descriptor of set_guard_report_fd) and the process dies of the signal (SIGSEGV or SIGBUS), never continuing
-/// over corrupted memory. Faults elsewhere go to the handler installed before dop's (or the default action).
+/// over corrupted memory. A fault elsewhere while a launch is guarded writes "dop: memory fault at 0x... during a
+/// launch, in none of its buffers' guard regions" first; faults go on to the handler installed before dop's (or
+/// the default action).
 /// Thread-safe; up to 256 buffers of the launches alive at once are named (an overrun of more is still stopped, by
 /// the signal's default action or the earlier handler, without the names).
 class LaunchGuard {
