@@ -448,12 +448,14 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
 }
 
 void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d) {
-  const std::vector<size_t> g(global, global + work_dim),
-      l = local ? std::vector<size_t>(local, local + work_dim) : std::vector<size_t>{};
-  if (d.spec->global == g && d.spec->local == l) return;
+  const size_t local_n = local ? work_dim : 0;
+  auto same = [](const std::vector<size_t>& v, const size_t* p, size_t n) {
+    return v.size() == n && std::equal(p, p + n, v.begin());
+  };
+  if (same(d.spec->global, global, work_dim) && same(d.spec->local, local, local_n)) return;  // no allocation
   auto next = std::make_shared<Spec>(*d.spec);
-  next->global = g;
-  next->local = l;
+  next->global.assign(global, global + work_dim);
+  next->local.assign(local, local + local_n);
   d.spec = next;
   DopState& s = dop_state();
   std::lock_guard<std::mutex> lock(s.m);

@@ -45,9 +45,10 @@ ElemType as_signed(ElemType t) {
 
 // What each buffer argument of this launch may read and write over its whole NDRange (entry.m held, the scalars
 // set): the kernel's footprint where it bounds the argument (dop/footprint.hpp, clamped to the buffer), whole
-// otherwise. The executor's spec types the scalars as the bundle declares them (decide.cpp, declared_type); where a
-// type is not known (read unsigned) and a scalar could be negative, an argument whose ranges differ when the scalars
-// are read signed is left whole.
+// otherwise. The executor's spec types the scalars as the bundle declares them (decide.cpp, declared_type), a type
+// not known (a typedef, a vector, a bundle without types) unsigned; where a scalar's top bit is set, the ranges are
+// evaluated again with every unsigned scalar read signed (declared ones too: the spec does not say which were), and an
+// argument whose ranges differ is left whole.
 std::vector<LaunchBytes> launch_bytes(const DopState::Entry& entry) {
   const Spec& es = entry.exec->spec();
   std::vector<LaunchBytes> out(es.args.size());

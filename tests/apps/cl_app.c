@@ -88,7 +88,6 @@ struct vecadd_data {
 
 static struct vecadd_data vecadd_make(cl_command_queue q, int n) {
   struct vecadd_data v = {n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-  cl_int err;
   size_t bytes = (size_t)n * sizeof(float);
   v.a = malloc(bytes);
   v.b = malloc(bytes);
@@ -99,14 +98,10 @@ static struct vecadd_data vecadd_make(cl_command_queue q, int n) {
     v.c[i] = -1.0f;
   }
   v.p = build(vecadd_src);
-  v.k = clCreateKernel(v.p, "vecadd", &err);
-  CHECK(err);
-  v.da = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.a, &err);
-  CHECK(err);
-  v.db = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.b, &err);
-  CHECK(err);
-  v.dc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, NULL, &err);
-  CHECK(err);
+  v.k = kernel(v.p, "vecadd");
+  v.da = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.a);
+  v.db = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, v.b);
+  v.dc = buffer(CL_MEM_WRITE_ONLY, bytes, NULL);
   CHECK(clEnqueueWriteBuffer(q, v.dc, CL_TRUE, 0, bytes, v.c, 0, NULL, NULL));
   CHECK(clSetKernelArg(v.k, 0, sizeof v.da, &v.da));
   CHECK(clSetKernelArg(v.k, 1, sizeof v.db, &v.db));
