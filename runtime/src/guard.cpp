@@ -44,7 +44,7 @@ std::size_t round_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a;
 // space (no memory) makes the overruns of a launch meet the region, not whatever is mapped after it.
 std::size_t guard_bytes() { return round_up(std::size_t(1) << 20, page_size()); }
 
-// The layout of one guarded allocation: `body` bytes (rounded) ending at the guard page, after `pages` of mapping.
+// The layout of one guarded allocation: `body` bytes (rounded) ending at the guard region, after `pages` of mapping.
 struct Layout {
   std::size_t body, pages;
 };
@@ -53,10 +53,10 @@ Layout layout(std::size_t bytes) {
   return {body, round_up(body, page_size())};
 }
 
-// Guard pages of the launches alive now, with their preformatted messages (the handler only reads them).
+// Guard regions of the launches alive now, with their preformatted messages (the handler only reads them).
 struct Slot {
   std::atomic<bool> used{false};
-  std::atomic<std::uintptr_t> lo{0}, hi{0};  // [lo, hi): the guard page and the unused bytes before it
+  std::atomic<std::uintptr_t> lo{0}, hi{0};  // [lo, hi): the guard region
   char msg[512] = {};
   std::size_t len = 0;
 };
@@ -74,16 +74,12 @@ void write_all(int fd, const char* p, std::size_t n) {
   }
 }
 
-bool any_slot_used() {
-  for (const auto& s : g_slots)
-    if (s.used.load(std::memory_order_acquire)) return true;
-  return false;
-}
-
 void on_fault(int sig, siginfo_t* info, void* ctx) {
   const auto addr = reinterpret_cast<std::uintptr_t>(info ? info->si_addr : nullptr);
+  bool guarded = false;  // some launch is guarded now
   for (auto& s : g_slots) {
     if (!s.used.load(std::memory_order_acquire)) continue;
+    guarded = true;
     if (addr < s.lo.load(std::memory_order_acquire) || addr >= s.hi.load(std::memory_order_acquire)) continue;
     const int fd = g_report_fd.load();
     if (fd >= 0) write_all(fd, s.msg, s.len);  // first: the supervisor records it even if stderr blocks
@@ -91,9 +87,10 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
     ::signal(sig, SIG_DFL);  // returning re-runs the access: the process dies of the signal
     return;
   }
-  if (any_slot_used()) {  // a fault during a guarded launch, outside every guard region: say so before dying
+  if (guarded) {  // a fault during a guarded launch, outside every guard region: say so before dying
     char msg[] = "dop: memory fault at 0x0000000000000000 during a launch, in none of its buffers' guard regions\n";
-    for (int d = 0; d < 16; ++d) msg[38 - d] = "0123456789abcdef"[(addr >> (4 * d)) & 15];
+    const std::size_t last_digit = sizeof "dop: memory fault at 0x" - 1 + 15;
+    for (std::size_t d = 0; d < 16; ++d) msg[last_digit - d] = "0123456789abcdef"[(addr >> (4 * d)) & 15];
     const int fd = g_report_fd.load();
     if (fd >= 0) write_all(fd, msg, sizeof msg - 1);
     write_all(STDERR_FILENO, msg, sizeof msg - 1);
@@ -202,8 +199,8 @@ void LaunchGuard::watch(size_t i, const GuardedBlock& block, const std::string& 
 }
 
 void LaunchGuard::watch(size_t i, const void* data, std::size_t bytes, const std::string& where) {
-  // The guard page follows the allocation's rounded body (guarded_allocate); the bytes between the data's end and
-  // it are this buffer's own, so only the page is watched.
+  // The guard region follows the allocation's rounded body (guarded_allocate); the bytes between the data's end and
+  // it are this buffer's own, so only the region is watched.
   const std::uintptr_t guard = reinterpret_cast<std::uintptr_t>(data) + layout(bytes).body;
   if (guard % page_size() != 0) return;
   int k = 0;

@@ -17,20 +17,20 @@ struct Spec;
 bool guard_pages_enabled();
 
 /// Host memory for argument data: `bytes` rounded up to kGuardAlign, placed so that it ends where an inaccessible
-/// region of 1 MiB (address space only) begins, its start aligned to kGuardAlign and to the largest power of two (at most a page) that divides its
-/// rounded size: whole pages for sizes of whole pages, so that OpenCL implementations use it in place
-/// (CL_MEM_USE_HOST_PTR) as they would page-aligned memory. kGuardAlign (128 bytes) is OpenCL's largest type
-/// (long16) and PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN: a zero-copy CPU device then reads and writes these bytes
+/// region of 1 MiB (address space only) begins, its start aligned to kGuardAlign and to the largest power of two (at
+/// most a page) that divides its rounded size: whole pages for sizes of whole pages, so that OpenCL implementations use
+/// it in place (CL_MEM_USE_HOST_PTR) as they would page-aligned memory. kGuardAlign (128 bytes) is OpenCL's largest
+/// type (long16) and PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN: a zero-copy CPU device then reads and writes these bytes
 /// themselves, so an overrun meets the guard region, not someone else's memory (work-items run in any order, so
-/// the first access past the end may lie well past it: y[idx[i]]; beyond 1 MiB it may still meet other memory). Without guard pages: operator new,
-/// page-aligned. Throws std::bad_alloc.
+/// the first access past the end may lie well past it: y[idx[i]]; beyond 1 MiB it may still meet other memory). Without
+/// guard pages: operator new, page-aligned. Throws std::bad_alloc.
 inline constexpr std::size_t kGuardAlign = 128;
 void* guarded_allocate(std::size_t bytes);
 void guarded_deallocate(void* p, std::size_t bytes) noexcept;
 
 /// Host memory that a device's own buffer lives in (CL_MEM_USE_HOST_PTR), where the device's memory is host memory
 /// (a CPU device, a GPU with CL_DEVICE_HOST_UNIFIED_MEMORY): laid out as guarded_allocate's, and ending at a guard
-/// page also under AddressSanitizer (only kernels touch it, and the implementation's code is not instrumented), so
+/// region also under AddressSanitizer (only kernels touch it, and the implementation's code is not instrumented), so
 /// that a kernel running past the buffer faults instead of writing into the implementation's memory. Without guard
 /// pages (DOP_GUARD_PAGES=0): page-aligned operator new. Throws std::bad_alloc.
 class GuardedBlock {

@@ -14,7 +14,7 @@ struct ProcessResult {
   bool timed_out = false;  ///< killed after the time limit
   int exit_code = -1;      ///< its exit status when it exited; -1 when killed by a signal or not waited for
   int signal = 0;          ///< the signal that ended it, 0 when it exited
-  std::string output;      ///< stdout and stderr together (the first `max_output` bytes)
+  std::string output;      ///< stdout and stderr together, or report_fd's (the first `max_output` bytes)
   std::string error;       ///< why it could not be started or waited for
   /// "exit 0", "exit 3", "killed by signal 9", "timed out", "cannot start: ...", "status unknown: ...": for
   /// messages.

@@ -53,10 +53,11 @@ void check_footprint_bounds(const Spec& spec, const std::vector<ArgData>& args, 
   // footprint does not bound by it) may reach further without ever running there (docs/features.md, "Memory
   // footprint": `may`); an overrun there stops at a guard page. A __local argument has no guard page: against every
   // access.
+  // (On every launch: the second evaluation only for a spec with __local arguments.)
   const auto certain = footprint_extents(fp, spec, args, local, inner, /*certain=*/true);
-  const auto every = footprint_extents(fp, spec, args, local, inner);
-  const std::string launch =
-      "the launch (global " + dims(spec.global) + (local.empty() ? "" : ", local " + dims(local)) + ")";
+  const bool has_local =
+      std::any_of(spec.args.begin(), spec.args.end(), [](const ArgSpec& a) { return a.kind == ArgKind::local; });
+  const auto every = has_local ? footprint_extents(fp, spec, args, local, inner) : decltype(certain)();
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     const auto& reach = a.kind == ArgKind::local ? every : certain;
@@ -84,6 +85,8 @@ void check_footprint_bounds(const Spec& spec, const std::vector<ArgData>& args, 
     // Only the end: a negative offset is usually guarded (`if (i > 0) ... A[i - 1]`) at the start of the range.
     if (r.hi <= have) continue;
     const bool per_group = a.kind == ArgKind::local;
+    const std::string launch =
+        "the launch (global " + dims(spec.global) + (local.empty() ? "" : ", local " + dims(local)) + ")";
     throw LaunchError(spec.origin() + ": " + field(i) + ".count: " + (per_group ? "__local argument '" : "buffer '") +
                       a.name + "' is too small: " + launch + " needs " + std::to_string(r.hi) + " bytes of it" +
                       (per_group ? " per work-group" : "") + ", it has " + std::to_string(have) + " (" +

@@ -83,6 +83,8 @@ void Executor::Impl::prepare_gpu_buffers(Launch& l) {
     auto& d = l.gpu->gpu_buffers[i];
     const cl_mem_flags flags = a.access == Access::read ? CL_MEM_READ_ONLY : CL_MEM_READ_WRITE;
     if (!d.buf || d.bytes < a.bytes() || d.flags != flags) {
+      // The buffer released before the memory it may live in (d = {} alone would free `host` first).
+      d.buf = cl::Buffer();
       d = {};
       if (gpu_in_host_memory()) {
         d.host = std::make_unique<GuardedBlock>(a.bytes());
