@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -74,7 +75,14 @@ void write_all(int fd, const char* p, std::size_t n) {
   }
 }
 
+// Keeps errno across the handler's writes: an earlier handler it hands the fault on to may resume the interrupted code.
+struct SavedErrno {
+  int value = errno;
+  ~SavedErrno() { errno = value; }
+};
+
 void on_fault(int sig, siginfo_t* info, void* ctx) {
+  const SavedErrno saved;
   const auto addr = reinterpret_cast<std::uintptr_t>(info ? info->si_addr : nullptr);
   bool guarded = false;  // some launch is guarded now
   for (auto& s : g_slots) {
@@ -87,7 +95,7 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
     ::signal(sig, SIG_DFL);  // returning re-runs the access: the process dies of the signal
     return;
   }
-  if (guarded) {  // a fault during a guarded launch, outside every guard region: say so before dying
+  if (guarded) {  // a fault during a guarded launch, outside every guard region: say so before handing it on
     char msg[] = "dop: memory fault at 0x0000000000000000 during a launch, in none of its buffers' guard regions\n";
     const std::size_t last_digit = sizeof "dop: memory fault at 0x" - 1 + 15;
     for (std::size_t d = 0; d < 16; ++d) msg[last_digit - d] = "0123456789abcdef"[(addr >> (4 * d)) & 15];
