@@ -247,7 +247,8 @@ void add_sweep(CLI::App& app) {
   });
   auto* upgrade = cmd->add_subcommand(
       "upgrade",
-      "Add the data columns (data_on, in_bytes, out_bytes, args) to a dataset swept before them, re-measuring nothing");
+      "Add the data columns (data_on, in_bytes, out_bytes, args) to a dataset swept before them, or args alone to "
+      "one upgraded before args existed, re-measuring nothing");
   upgrade->add_option("in", f->upgrade_in, "Dataset to upgrade (CSV or CSV.gz)")->required();
   add_workload_flags(upgrade, *f);  // those it was swept from
   upgrade->add_option("--memory", f->memory, "The memory mode it was swept in (resident: data_on gpu)");

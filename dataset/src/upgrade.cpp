@@ -51,9 +51,11 @@ size_t upgrade_dataset(const std::string& in, const DataBlockSource& source, con
   o << csv_line(header);
   for (const auto& row : d.csv.rows) {
     const std::string& w = row.fields[c.workload];
-    const auto& b = source.bytes.at(w);
-    std::vector<std::string> added = {source.data_on, std::to_string(b.first), std::to_string(b.second)};
-    if (!whole) added.clear();
+    std::vector<std::string> added;
+    if (whole) {
+      const auto& b = source.bytes.at(w);
+      added = {source.data_on, std::to_string(b.first), std::to_string(b.second)};
+    }
     added.push_back(source.args.at(w));
     std::vector<std::string> f = row.fields;
     f.insert(f.begin() + long(at), added.begin(), added.end());

@@ -255,8 +255,10 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
   const double groups = double(l.num_groups());
   s.base.assign(W, ~uint64_t(0));
   uint64_t* base = s.base.data();
-  // The estimate of every configuration, once (est_best_ms may be a shared feature).
-  const double best = layout_.uses_estimate ? layout_.estimates(code, l, s.est_ms, s.est_rel) : std::nan("");
+  // The estimate of every configuration, once, where a tree splits on it; else at most est_best_ms (a shared feature).
+  const double best = !layout_.uses_estimate ? std::nan("")
+                      : uses_estimate        ? layout_.estimates(code, l, s.est_ms, s.est_rel)
+                                             : layout_.best_estimate(code, l);
   for (const SharedFeature& sf : shared) {
     const float v = layout_.shared_value(sf.feature, code, l, groups, best);
     if (std::isnan(v)) {

@@ -130,9 +130,11 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
   const Model& model = layout_.model;
   const size_t C = layout_.configs.size();
   const double groups = double(l.num_groups());
-  // The estimate of every configuration, once (est_best_ms may be a shared feature).
+  // The estimate of every configuration, once, where a node splits on it; else at most est_best_ms (a shared feature).
   thread_local std::vector<double> est_ms, est_rel;
-  const double best = layout_.uses_estimate ? layout_.estimates(code, l, est_ms, est_rel) : std::nan("");
+  const double best = !layout_.uses_estimate ? std::nan("")
+                      : uses_estimate        ? layout_.estimates(code, l, est_ms, est_rel)
+                                             : layout_.best_estimate(code, l);
   // Shared feature values, once.
   row.resize(model.features.size());
   for (const int f : walk_shared_features) row[size_t(f)] = layout_.shared_value(f, code, l, groups, best);

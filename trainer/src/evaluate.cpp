@@ -251,8 +251,8 @@ Evaluation leave_one_kernel_out(const Dataset& d, const TrainOptions& o) {
   Evaluation e;
   e.method = "leave-one-kernel-out";
   e.model_type = o.type;
-  // The folds are the kernels with a complete real workload (one the oracle can score); a kernel whose real
-  // workloads are all partial would make an empty fold: it is left out, and the note says so.
+  // The folds are the kernels with a real workload to decide (complete, or any with score_partial); a kernel whose
+  // real workloads are all partial would otherwise make an empty fold: it is left out, and the note says so.
   std::set<std::string> kernel_set, partial_only;
   for (const auto& w : d.workloads)
     if (w.set == "real") (decided(w, o) ? kernel_set : partial_only).insert(w.kernel);

@@ -39,7 +39,8 @@ struct Workload {
   size_t best = 0;              ///< the fastest measured configuration (the first of equal times)
   size_t line = 0;              ///< line of its first row in the file
   /// Every configuration measured (the oracle is known): only complete workloads are evaluated; partial ones (a
-  /// sampled sweep, dop sweep --configs) are trained on.
+  /// sampled sweep, dop sweep --configs) are trained on, and decided by cross-validation and leave-one-kernel-out
+  /// only with TrainOptions::score_partial.
   bool complete = true;
   /// Normalised performance of configuration c: best measured time / time (1 for the best; NaN if not measured).
   double perf(size_t c) const { return time_ms[best] / time_ms[c]; }
@@ -176,7 +177,8 @@ struct Evaluation {
 };
 
 /// k-fold cross-validation grouped by workload name (all configurations of a workload, and both its data locations,
-/// in the same fold): each fold's complete workloads are predicted by a model trained on the others; the best constant
+/// in the same fold): each fold's complete workloads (and partial ones with TrainOptions::score_partial) are
+/// predicted by a model trained on the others; the best constant
 /// configuration is chosen on the training folds. `folds` larger than the number of workloads is clamped
 /// (Evaluation::note says so).
 Evaluation cross_validate(const Dataset& data, const TrainOptions& options, size_t folds = 64);
