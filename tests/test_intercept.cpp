@@ -2,6 +2,8 @@
 // OpenCL): outputs exactly right at every configuration, DOP_LOG showing where dop ran it, fallback for what it
 // does not support, and `dop exec`.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -557,6 +559,73 @@ TEST_CASE("intercept: under auto, shapes of one launch class share its decision 
     // The model chose the application's device (pocl:0 in whole): nothing to measure.
     for (size_t i = 0; i < 8; ++i) CHECK(field(lines[i], "auto") == "model");
   }
+}
+
+// Where a launch's data is goes to the model (LaunchShape::data_on_gpu) and is part of its launch class: on the GPU
+// while the application's queue is on dop's GPU and its buffers there are current; in host memory when the
+// application runs on dop's CPU, and once a dop launch has left its results in dop's copies.
+TEST_CASE("intercept: auto tells the model where the launch data is", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_data_on";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  // A model trained (by dop train) on the test platform's dataset with every time but (1, 1)'s doubled: it answers
+  // 1,1 whatever the launch, so every launch runs on dop's route and leaves its results in dop's copies.
+  std::istringstream in(dop::test::read_file(std::string(DOP_SOURCE_DIR) + "/tests/data/models/pocl_real_small.csv"));
+  std::ofstream csv(dir + "/both.csv");
+  std::string line;
+  std::vector<std::string> header;
+  size_t cpu = 0, gpu = 0;
+  std::vector<size_t> times;
+  for (size_t n = 0; std::getline(in, line); ++n) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string v; std::getline(fields, v, ',');) f.push_back(v);
+    if (line.back() == ',') f.emplace_back();
+    if (n == 0) {
+      for (size_t i = 0; i < f.size(); ++i) {
+        if (f[i] == "cpu_util") cpu = i;
+        if (f[i] == "gpu_util") gpu = i;
+        if (f[i].rfind("time_ms_", 0) == 0) times.push_back(i);
+      }
+      REQUIRE(times.size() == 3);
+    } else {
+      for (size_t i : times) f[i] = f[cpu] == "1" && f[gpu] == "1" ? "1" : "2";
+    }
+    for (size_t i = 0; i < f.size(); ++i) csv << (i ? "," : "") << f[i];
+    csv << "\n";
+  }
+  csv.close();
+  const std::string dop = dop::test::dop_binary();
+  auto trained = run_command("'" + dop + "' train '" + dir + "/both.csv' --model dt --cv 0 --no-loko --out '" + dir +
+                             "/both.json'");
+  INFO(trained.out);
+  REQUIRE(trained.rc == 0);
+  const std::string env = "env -u DOP_BUNDLES DOP_AUTO_CHECK=0 DOP_CACHE_DIR='" + dir + "/cache' ";
+  const std::string exec = "'" + dop + "' exec --config auto --model '" + dir + "/both.json' --log ";
+  // The application takes the first device, pocl:0: here dop's GPU.
+  auto r = run_command(env + exec + "--cpu pocl:1 --gpu pocl:0 -- '" + app() + "' vecadd 65536 3");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  auto lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 3);
+  for (const auto& l : lines) {
+    CHECK(field(l, "config") == "1,1");
+    CHECK(field(l, "route") == "dop");
+  }
+  CHECK(field(lines[0], "data") == "gpu");  // the application wrote its inputs to its buffers on pocl:0
+  CHECK(field(lines[0], "class") == "new");
+  CHECK(field(lines[1], "data") == "host");  // the first launch's results are in dop's copy
+  CHECK(field(lines[1], "class") == "new");  // the data moved: another class
+  CHECK(field(lines[2], "data") == "host");
+  CHECK(field(lines[2], "class") == "known");
+  // The application on dop's CPU: its data is in host memory.
+  r = run_command(env + exec + "-- '" + app() + "' vecadd 65536 2");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) CHECK(field(l, "data") == "host");
 }
 
 // The forms made on the fly (DOP_BUNDLER, which dop exec sets in an analysis build) and kept in the forms cache

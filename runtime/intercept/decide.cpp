@@ -204,28 +204,34 @@ uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
 }
 
 // The model chose something other than the application's own device: the choice is checked by measurement, per
-// launch class (launch_class). A class starts on the application's device in
-// whole, timed (by finishing the queue before and after it). Trying the model's choice costs a launch or more of
-// fetching, building and flushing, so it is tried (timed) only once the class's launches have taken explore_ms on
-// the application's device: what a short run could never earn back is not spent. Then each launch runs the faster
+// launch class (launch_class). A class starts on the application's device in whole, as the application asked,
+// untimed. Trying the model's choice costs a launch or more of fetching, building and flushing, so it is tried only
+// once the class's launches may have taken explore_ms on the application's device: first while the wall time since
+// the class's first launch is below explore_ms (it bounds their time), then by one launch of the application's
+// device timed (by finishing the queue before and after it: a timed launch stalls the application's pipeline, so a
+// short run pays none), their number times that. Then the model's choice is timed, and each launch runs the faster
 // way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
 // and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
   const int launch = m.launches++;
-  if (launch == 0) m.first = Clock::now();
+  const auto now = Clock::now();
+  if (launch == 0) m.first = now;
   bool native;
-  if (m.native_n == 0 && m.dop_n == 0) {
-    native = s.native_first;
+  if (m.dop_n == 0 && s.native_first) {
+    // The class's native time so far: at most the wall time since its first launch, and once a launch was timed,
+    // its number of launches at that time (a timed launch waits for the queue to drain: a stream of tiny launches
+    // takes far less each than the wall time says).
+    const double wall = ms_between(m.first, now);
+    const double so_far = m.native_n == 0 ? wall : std::min(double(launch) * m.native_ms, wall);
+    native = so_far < s.explore_ms || m.native_n == 0;
+    d.timed = !(so_far < s.explore_ms);  // the application's device once, then the model's choice
+  } else if (m.native_n == 0 && m.dop_n == 0) {
+    native = false;  // DOP_AUTO_FIRST=model
     d.timed = true;
   } else if (m.native_n == 0) {
     native = d.timed = true;
-  } else if (m.dop_n == 0) {
-    // The class's native time so far: its launches at the timed one's time, but never more than the wall time since
-    // its first launch (a timed launch waits for the queue to drain: a stream of tiny launches takes far less each).
-    native = std::min(double(launch) * m.native_ms, ms_between(m.first, Clock::now())) < s.explore_ms;
-    d.timed = !native;
   } else {
     const bool native_wins = m.native_ms <= m.dop_ms;
     const double ratio = native_wins ? m.dop_ms / std::max(m.native_ms, 1e-6) : m.native_ms / std::max(m.dop_ms, 1e-6);
@@ -245,6 +251,16 @@ void route(DopState& s, cl_device_id dev, Decision& d) {
   if (!d.automatic) return;
   const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
   if (!d.native && (on_gpu || on_cpu) && s.check_auto) check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
+}
+
+// Where a launch's data is, for the model (pred::LaunchShape::data_on_gpu, the dataset's data_on): on the GPU when
+// the application's queue is on dop's GPU and its buffers there are current (dop holds none of their latest bytes),
+// as in an application that keeps its data on the GPU between launches; else in host memory, where dop's copies and
+// a CPU device's buffers are. Part of the launch class: the same kernel decides anew when its data moves. A dop
+// launch still runs from dop's host copies (residency.hpp); where that makes the model's choice slower than the
+// application's device, the measured check (check_against_native) finds it.
+bool data_on_gpu(const DopState& s, cl_device_id dev, const KernelBuffers& kb) {
+  return s.sel.gpu && dev == s.sel.gpu->device && app_copies_current(kb);
 }
 
 // A launch decided by its class's memo (s.m held). What only a dop launch needs (its executor, spec and key) is
@@ -335,7 +351,8 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
 }
 
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
-                   const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d) {
+                   const size_t* global, const size_t* local, const KernelBuffers& kb, const std::string& not_runnable,
+                   Decision& d) {
   DopState& s = dop_state();
   {
     std::lock_guard<std::mutex> l(s.m);
@@ -374,6 +391,9 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     if (d.automatic) k->second.class_scalars = model_scalars(*d.entry->model, *spec);
     class_key(t, k->second, work_dim, global, local, ckey);
   }
+  const cl_device_id dev = queue_device(queue);
+  d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
+  ckey += d.data_on_gpu ? 'g' : 'h';
   if (d.automatic) {
     // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
     // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
@@ -389,18 +409,15 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
       shape.global[i] = global[i];
       shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
     }
-    // The buffers' bytes by their cl_mem flags. Where their valid copy is stays "host" (data_on_gpu false): dop
-    // runs a launch from its host copy of each buffer (residency.hpp), and its GPU executor receives the inputs
-    // from there, even where the application's own cl_mem on the GPU is current. Passing "on the GPU" needs the
-    // executor to run from the application's cl_mem (the delivery issue).
+    // The buffers' bytes by their cl_mem flags, and where they are (data_on_gpu, above).
     shape.in_bytes = spec->in_bytes();
     shape.out_bytes = spec->out_bytes();
+    shape.data_on_gpu = d.data_on_gpu;
     const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code, shape,
                                                                 scalar_values(*spec, plan));
     d.decide_us = ms_between(t, Clock::now()) * 1e3;
     d.config = pd.config;
   }
-  const cl_device_id dev = queue_device(queue);
   std::lock_guard<std::mutex> l(s.m);
   d.measured = &s.measured[d.key + '\0' + ckey];
   auto& memo = s.memo[kernel];
@@ -427,6 +444,8 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     kernel_buffers(t, k->second, kb);
   }
   const cl_device_id dev = queue_device(queue);
+  d.data_on_gpu = s.auto_config && data_on_gpu(s, dev, kb);  // read-only once ready
+  key += d.data_on_gpu ? 'g' : 'h';
   {
     std::lock_guard<std::mutex> l(s.m);
     auto m = s.memo.find(kernel);

@@ -174,7 +174,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
     if (r.automatic)
       line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
-              (d.known_class ? " class=known" : " class=new");
+              (d.known_class ? " class=known" : " class=new") + (d.data_on_gpu ? " data=gpu" : " data=host");
     line += " route=dop";
     if (r.cpu_cores > 0)
       line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +

@@ -76,6 +76,15 @@ dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop:
   return f;
 }
 
+void resolve_program_forms(const dop::KernelFormsResolver& forms, cl_program program, const std::string& source,
+                           const std::string& options, const LogFn& log) {
+  for (const std::string& name : kernel_names(program)) {
+    bool bundled = false;
+    for (const auto& b : forms.bundles()) bundled = bundled || b.second.kernel == name;
+    if (bundled) resolve_forms(forms, {source, name, options, {}}, log);
+  }
+}
+
 void record_build(cl_program program, const std::string& source, const std::string& options, const LogFn& log) {
   static const std::string dir = env("DOP_RECORD");
   if (dir.empty()) return;

@@ -28,6 +28,12 @@ std::unique_ptr<dop::KernelFormsResolver> make_forms_resolver(LogFn log);
 /// or how to get bundles).
 dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop::KernelSource& k, const LogFn& log);
 
+/// Resolves, ahead of their launches, the forms of a built program's kernels that a bundle of DOP_BUNDLES names (a
+/// match, or why it does not match), so that a kernel's first launch finds them memoised; kernels without such a
+/// bundle are left to their launch (the forms cache's bundler runs only for kernels that are launched).
+void resolve_program_forms(const dop::KernelFormsResolver& forms, cl_program program, const std::string& source,
+                           const std::string& options, const LogFn& log);
+
 /// Under DOP_RECORD=DIR: records a program the application built from source (its source, build options and
 /// kernel names; once per distinct program, dop/kernel_record.hpp). Never throws: a failure is logged.
 void record_build(cl_program program, const std::string& source, const std::string& options, const LogFn& log);

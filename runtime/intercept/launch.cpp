@@ -35,7 +35,7 @@ cl_int enqueue_real(cl_command_queue queue, const KernelBuffers& kb, cl_uint num
 }
 
 void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local, const Decision& d,
-                cl_device_id dev, const cl::Selection& sel, double enqueue_ms) {
+                cl_device_id dev, const cl::Selection& sel, double enqueue_ms, Clock::time_point entered) {
   if (!log_enabled()) return;
   const bool on_gpu = sel.gpu && dev == sel.gpu->device;
   const size_t groups = work_groups(work_dim, global, local);
@@ -43,10 +43,10 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
                      " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
   if (d.automatic)
     line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
-            (d.known_class ? " class=known" : " class=new");
+            (d.known_class ? " class=known" : " class=new") + (d.data_on_gpu ? " data=gpu" : " data=host");
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
-  line += " enqueue_ms=" + fmt_ms(enqueue_ms);
+  line += " enqueue_ms=" + fmt_ms(enqueue_ms) + " call_us=" + fmt_ms(ms_between(entered, Clock::now()) * 1e3);
   log_line(line);
 }
 
@@ -76,6 +76,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
                                        local_work_size, n, list, event);
   };
   if (t_inside) return real(num_events_in_wait_list, event_wait_list);
+  const Clock::time_point entered = log_enabled() ? Clock::now() : Clock::time_point{};  // the log's call_us
   // The fast path: a fixed configuration that is the queue's device in whole, and no buffer dop ever ran with: nothing
   // to decide, flush or log.
   if (!log_enabled() && !any_buffer_state() && fixed_native(command_queue))
@@ -118,7 +119,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
     try {
       Inside guard;
       const std::string cannot =
-          decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, why, d);
+          decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, kb, why, d);
       if (!cannot.empty()) return fallback(cannot);
     } catch (...) {
       return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
@@ -134,7 +135,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
       Inside guard;
       record_time(dop_state(), d);
       log_native(plan, work_dim, global_work_size, local_work_size, d, queue_device(command_queue), dop_state().sel,
-                 ms_between(t, Clock::now()));
+                 ms_between(t, Clock::now()), entered);
     } catch (...) {
     }
     return r;

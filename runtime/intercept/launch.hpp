@@ -135,6 +135,7 @@ struct Decision {
   double ran_ms = -1;
   bool async = false;                      // the dop route returned before the launch ran
   bool known_class = false;                // decided by its launch class's memo (decide_known_class)
+  bool data_on_gpu = false;                // under auto: where the launch's data is (decide.cpp, data_on_gpu)
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;
@@ -145,7 +146,8 @@ struct Decision {
 // a fallback costs the launch no more than the real enqueue. Throws only at a kernel's first launch, when its
 // executor cannot be made (the launch falls back).
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
-                   const size_t* global, const size_t* local, const std::string& not_runnable, Decision& d);
+                   const size_t* global, const size_t* local, const KernelBuffers& kb, const std::string& not_runnable,
+                   Decision& d);
 // The fast path of decide(): a launch of a class decided before (by decide()) is decided from the class's memo,
 // without a plan: one key made from the tables and one lookup. Fills `kb` with the kernel's buffers, and `name` with
 // its name when the log is on. False (nothing changed but `kb`): decide() must run. A dop launch decided here still

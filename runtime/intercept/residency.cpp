@@ -263,6 +263,18 @@ void flush_and_drop_all(cl_command_queue queue) {
   }
 }
 
+bool app_copies_current(const KernelBuffers& kb) {
+  if (!any_buffer_state()) return true;  // dop never ran with a buffer: the application's copies are all current
+  if (!kb.known) return false;
+  for (const auto& mb : kb.mems) {
+    auto st = buffer_state(mb.first, false);
+    if (!st) continue;
+    std::unique_lock<std::mutex> l(st->m, std::try_to_lock);  // held by a dop launch for its whole run: not current
+    if (!l.owns_lock() || st->busy > 0 || !st->stale.empty()) return false;
+  }
+  return true;
+}
+
 void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::vector<cl_event>& waits) {
   if (!any_buffer_state()) return;  // dop never ran with a buffer: nothing can be stale
   if (!kb.known) {

@@ -102,6 +102,11 @@ bool dop_failed(BufferState& st);
 /// buffer's stale bytes are written back and dop's copies are dropped.
 void flush_and_drop_all(cl_command_queue queue);
 
+/// Whether every byte of these buffers is current in the application's own cl_mem (no result of dop's waits in dop's
+/// copy, no dop launch using them is in flight): where the data of a launch with these buffers is, for the model.
+/// Never blocks. Call without the tables' or any buffer's lock held.
+bool app_copies_current(const KernelBuffers& kb);
+
 /// Before a real kernel of the application's runs on `queue` with these buffers: stale bytes flushed (events into
 /// `waits`), dop's copy of the writable ones dropped. A kernel whose arguments are not known drops everything.
 void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::vector<cl_event>& waits);

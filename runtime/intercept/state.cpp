@@ -89,12 +89,17 @@ std::string fmt_ms(double ms) {
   return buf;
 }
 
-void prepare_dop() {
+void prepare_dop(cl_program program, const std::string* source, const std::string& options) {
   try {
     Inside guard;
     DopState& s = dop_state();
-    std::lock_guard<std::mutex> l(s.m);
-    initialise(s);
+    {
+      std::lock_guard<std::mutex> l(s.m);
+      initialise(s);
+    }
+    // Set once by initialise: read without the lock (the resolver has its own).
+    if (source && s.init_error.empty() && s.forms)
+      dop_intercept::resolve_program_forms(*s.forms, program, *source, options, log_line);
   } catch (...) {
   }
 }

@@ -270,7 +270,8 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
   } catch (...) {
   }
   if (source) dop_intercept::record_build(program, *source, options ? options : "", log_line);
-  if (r == CL_SUCCESS) prepare_dop();  // before the application times its launches
+  // Before the application times its launches.
+  if (r == CL_SUCCESS) prepare_dop(program, source.get(), options ? options : "");
   return r;
 }
 
