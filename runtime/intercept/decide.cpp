@@ -132,10 +132,9 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
     fresh->args.resize(es.args.size());
     for (size_t i = 0; i < es.args.size(); ++i) {
       fresh->args[i].spec = &es.args[i];
-      if (es.args[i].kind == ArgKind::scalar) {
-        fresh->args[i].storage.resize(1);
-        fresh->args[i].bytes = type_size(es.args[i].type);
-      }
+      // A scalar's storage (guarded host memory: a page and its guard region) is made at its first dop launch
+      // (set_scalars): a launch that runs natively needs none.
+      if (es.args[i].kind == ArgKind::scalar) fresh->args[i].bytes = type_size(es.args[i].type);
     }
   }
   e = std::move(fresh);

@@ -24,8 +24,10 @@ void bind_shape(DopState::Entry& entry, const Spec& spec) {
 void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
   const Spec& es = entry.exec->spec();
   for (size_t i = 0; i < es.args.size(); ++i)
-    if (es.args[i].kind == ArgKind::scalar)
+    if (es.args[i].kind == ArgKind::scalar) {
+      if (entry.args[i].storage.empty()) entry.args[i].storage.resize(1);  // at the first dop launch (executor_for)
       std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
+    }
 }
 
 // Whether an integer scalar argument has its top bit set: a negative value if the kernel's type is signed.

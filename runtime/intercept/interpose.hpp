@@ -115,6 +115,9 @@ KernelBuffers kernel_buffers(cl_kernel k);
 // The same for a kernel found in the tables (t.m held), into `kb` (its vector's capacity kept).
 void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
 
+// The application releases a queue: its handle may come back as another queue's (queue_device's cache, state.cpp).
+void forget_queue_devices();
+
 // The application released (or made anew) a kernel: what dop decided for its launches goes with it (decide.cpp).
 // Never called with dop's state locked.
 void forget_launch_classes(cl_kernel k);

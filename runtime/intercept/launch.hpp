@@ -92,6 +92,7 @@ DopState& dop_state();
 
 // The decision is the application's own device in whole: nothing for dop to add.
 bool native_route(const Config& c, cl_device_id app_device, const cl::Selection& sel);
+// The device of a queue (cached per thread: one driver query per queue and thread until a queue is released).
 cl_device_id queue_device(cl_command_queue q);
 // Reads dop's devices and configuration, once (docs/intercept.md, "Environment"); an error is kept in init_error.
 // Called with dop_state().m held and the guard set.

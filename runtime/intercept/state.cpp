@@ -21,11 +21,28 @@ bool native_route(const Config& c, cl_device_id app_device, const cl::Selection&
   return false;
 }
 
+namespace {
+std::atomic<unsigned> g_queue_epoch{0};  // bumped by every release of a queue (forget_queue_devices)
+}  // namespace
+
 cl_device_id queue_device(cl_command_queue q) {
+  // The thread's latest queue and its device: asked of the driver once per queue and thread, not at every launch
+  // (a driver may take a lock that another thread's enqueue holds). A released queue's handle may come back as
+  // another queue: any release makes every thread ask again.
+  thread_local cl_command_queue last = nullptr;
+  thread_local cl_device_id last_device = nullptr;
+  thread_local unsigned last_epoch = 0;
+  const unsigned epoch = g_queue_epoch.load(std::memory_order_acquire);
+  if (q == last && q && epoch == last_epoch) return last_device;
   cl_device_id d = nullptr;
   if (clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS) return nullptr;
+  last = q;
+  last_device = d;
+  last_epoch = epoch;
   return d;
 }
+
+void forget_queue_devices() { g_queue_epoch.fetch_add(1, std::memory_order_acq_rel); }
 
 void initialise(DopState& s) {
   if (s.initialised) return;

@@ -343,6 +343,13 @@ DOP_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret)
   return k;
 }
 
+DOP_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue) {
+  REAL(clReleaseCommandQueue);
+  if (!real_clReleaseCommandQueue) return CL_INVALID_OPERATION;
+  forget_queue_devices();
+  return real_clReleaseCommandQueue(command_queue);
+}
+
 DOP_EXPORT cl_int clReleaseKernel(cl_kernel kernel) {
   REAL(clReleaseKernel);
   if (!real_clReleaseKernel) return CL_INVALID_OPERATION;
