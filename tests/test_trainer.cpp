@@ -94,6 +94,20 @@ std::string write_text(const std::string& name, const std::string& text) {
   return path;
 }
 
+// The rows of one workload over the 5 x 9 grid, time(cpu level 0..4, gpu level 0..8) each.
+std::string grid_rows(SynthRow r, const std::function<double(int, int)>& time) {
+  std::string t;
+  for (int c = 0; c <= 4; ++c)
+    for (int g = 0; g <= 8; ++g) {
+      if (!c && !g) continue;
+      r.cpu = c / 4.0;
+      r.gpu = g / 8.0;
+      r.time = time(c, g);
+      t += row_line(r);
+    }
+  return t;
+}
+
 std::string good_rows(size_t workloads) {
   std::string t = header_line();
   for (size_t w = 0; w < workloads; ++w) {
@@ -101,14 +115,7 @@ std::string good_rows(size_t workloads) {
     r.workload = "w" + std::to_string(w);
     r.kernel = "k";
     r.features = {"1", "4", ""};
-    for (int c = 0; c <= 4; ++c)
-      for (int g = 0; g <= 8; ++g) {
-        if (!c && !g) continue;
-        r.cpu = c / 4.0;
-        r.gpu = g / 8.0;
-        r.time = 1 + c + g;
-        t += row_line(r);
-      }
+    t += grid_rows(r, [](int c, int g) { return 1 + c + g; });
   }
   return t;
 }
@@ -836,15 +843,8 @@ TEST_CASE("set weights pull the trees toward the weighted set's rows", "[trainer
     r.workload = std::string("w_") + set;
     r.kernel = "k";
     r.features = {"1", "4", ""};
-    for (int c = 0; c <= 4; ++c)
-      for (int g = 0; g <= 8; ++g) {
-        if (!c && !g) continue;
-        r.cpu = c / 4.0;
-        r.gpu = g / 8.0;
-        const bool cpu_corner = c == 4 && g == 0, gpu_corner = c == 0 && g == 8;
-        r.time = r.set == "paper" ? (cpu_corner ? 1 : 2) : (gpu_corner ? 1 : 2);
-        text += row_line(r);
-      }
+    const bool paper = r.set == "paper";
+    text += grid_rows(r, [paper](int c, int g) { return (paper ? c == 4 && g == 0 : c == 0 && g == 8) ? 1 : 2; });
   }
   const auto d = train::load_dataset(write_text("weights.csv", text));
   REQUIRE(d.workloads.size() == 2);
