@@ -94,6 +94,20 @@ std::string write_text(const std::string& name, const std::string& text) {
   return path;
 }
 
+// The rows of one workload over the 5 x 9 grid, time(cpu level 0..4, gpu level 0..8) each.
+std::string grid_rows(SynthRow r, const std::function<double(int, int)>& time) {
+  std::string t;
+  for (int c = 0; c <= 4; ++c)
+    for (int g = 0; g <= 8; ++g) {
+      if (!c && !g) continue;
+      r.cpu = c / 4.0;
+      r.gpu = g / 8.0;
+      r.time = time(c, g);
+      t += row_line(r);
+    }
+  return t;
+}
+
 std::string good_rows(size_t workloads) {
   std::string t = header_line();
   for (size_t w = 0; w < workloads; ++w) {
@@ -101,14 +115,7 @@ std::string good_rows(size_t workloads) {
     r.workload = "w" + std::to_string(w);
     r.kernel = "k";
     r.features = {"1", "4", ""};
-    for (int c = 0; c <= 4; ++c)
-      for (int g = 0; g <= 8; ++g) {
-        if (!c && !g) continue;
-        r.cpu = c / 4.0;
-        r.gpu = g / 8.0;
-        r.time = 1 + c + g;
-        t += row_line(r);
-      }
+    t += grid_rows(r, [](int c, int g) { return 1 + c + g; });
   }
   return t;
 }
@@ -824,4 +831,51 @@ TEST_CASE("Dopia's protocol: trained on the other sets, every workload of the te
   const auto none = train::evaluate_test_set(d, o, "nope");
   CHECK(none.outcomes.empty());
   CHECK_THAT(none.note, Catch::Contains("no complete workload of set 'nope'"));
+}
+
+TEST_CASE("set weights pull the trees toward the weighted set's rows", "[trainer]") {
+  // Two workloads with the same kernel and launch: the paper one is fastest on the CPU alone, the real one on the
+  // GPU alone. One regression tree's leaves are the rows' weighted means, so the heavier set decides.
+  std::string text = header_line();
+  for (const char* set : {"paper", "real"}) {
+    SynthRow r;
+    r.set = set;
+    r.workload = std::string("w_") + set;
+    r.kernel = "k";
+    r.features = {"1", "4", ""};
+    const bool paper = r.set == "paper";
+    text += grid_rows(r, [paper](int c, int g) { return (paper ? c == 4 && g == 0 : c == 0 && g == 8) ? 1 : 2; });
+  }
+  const auto d = train::load_dataset(write_text("weights.csv", text));
+  REQUIRE(d.workloads.size() == 2);
+  const auto feats = train::default_features(d, true);
+  const pred::Platform plat{d.platform_id, d.cpu_units, 1};
+  const auto code = pred::code_vector(feats, d.workloads[0].code_features(d.code_keys), d.workloads[0].launch);
+  std::vector<float> rows(2 * feats.size());  // (1, 0) and (0, 1)
+  pred::feature_vector(feats, plat, code.data(), d.workloads[0].launch, {1, 0}, rows.data());
+  pred::feature_vector(feats, plat, code.data(), d.workloads[0].launch, {0, 1}, rows.data() + feats.size());
+  train::TrainOptions o;
+  o.type = "dt";
+  auto corners = [&](const std::map<std::string, double>& weights) {
+    o.set_weights = weights;
+    const auto r = train::train_and_predict_with_xgboost(d, train::all_workloads(d), o, rows);
+    REQUIRE(r.xgboost_predictions.size() == 2);
+    return std::make_pair(r.xgboost_predictions[0], r.xgboost_predictions[1]);
+  };
+  const auto even = corners({});
+  CHECK(even.first == Approx(even.second));  // each corner: one row of 1 and one of 0.5
+  const auto real = corners({{"real", 9}});
+  CHECK(real.first == Approx(0.55));  // (9 x 0.5 + 1) / 10
+  CHECK(real.second == Approx(0.95));
+  const auto paper = corners({{"paper", 9}});
+  CHECK(paper.first == Approx(0.95));
+  CHECK(paper.second == Approx(0.55));
+  const auto m = nlohmann::json::parse(train::train(d, train::all_workloads(d), o).training);
+  CHECK(m.at("set_weights").at("paper") == 9);
+
+  o.set_weights = {{"real", 0}};
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("must be a positive number"));
+  o.set_weights = {{"real", 2}};
+  o.type = "linear";
+  CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("not linear"));
 }

@@ -1,4 +1,5 @@
 // dop train / eval (analysis tier), dop predict / export (runtime tier): degree-of-parallelism models.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -136,7 +137,7 @@ void run_predict(const PredictFlags& f) {
 
 struct TrainFlags {
   std::string data, type = "gbt", out, header, ns, platform, platform_id, features, test_set;
-  std::vector<std::string> params;
+  std::vector<std::string> params, set_weights;
   size_t cv = 64, sample_configs = 0;
   bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false, score_partial = false;
   int gpu_units = 0, threads = 0;
@@ -197,6 +198,17 @@ void run_train(const TrainFlags& f) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + p + "' must be KEY=VALUE");
     o.params[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  for (const auto& p : f.set_weights) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--set-weight '" + p + "' must be SET=WEIGHT");
+    const std::string set = p.substr(0, eq);
+    if (std::none_of(d.workloads.begin(), d.workloads.end(), [&](const train::Workload& w) { return w.set == set; }))
+      throw UsageError("--set-weight '" + p + "': no workload of set '" + set + "' in " + f.data);
+    char* end = nullptr;
+    const double w = std::strtod(p.c_str() + eq + 1, &end);
+    if (end == p.c_str() + eq + 1 || *end) throw UsageError("--set-weight '" + p + "': the weight is not a number");
+    o.set_weights[set] = w;
   }
   if (!f.platform.empty()) {
     const json pj = json::parse(read_text(f.platform), nullptr, false);
@@ -306,6 +318,8 @@ void add_models(CLI::App& app) {
     cmd->add_option("--out", f->out, "Write the model trained on all workloads (dop-model/1 JSON)");
     cmd->add_option("--header", f->header, "Also write it as a self-contained C++ header");
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");
+    cmd->add_option("--set-weight", f->set_weights,
+                    "SET=WEIGHT: sample weight of the rows of a workload set (dt, rf, gbt; default 1); repeatable");
     cmd->add_option("--param", f->params, "KEY=VALUE: XGBoost parameter, rounds, or lambda (linear); repeatable");
     cmd->add_option("--platform", f->platform,
                     "Platform record (dop characterize): GPU compute units, and the figures of the estimate features");

@@ -13,6 +13,7 @@ struct Matrix {
   size_t rows = 0, cols = 0;
   std::vector<float> x;             ///< row-major, NaN = missing
   std::vector<float> y;             ///< normalised performance
+  std::vector<float> weight;        ///< per row (TrainOptions::set_weights); empty: every row weighs 1
   std::vector<unsigned> group_ptr;  ///< row offsets of the workloads: 0, 44, 88, ...
 };
 
@@ -22,7 +23,8 @@ pred::Platform platform_of(const Dataset& data, const TrainOptions& options);
 /// The rows of the workloads' measured configurations (of the `sample` that sample_configurations picks, when not
 /// 0), each workload's target normalised by the best of its rows.
 Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, const std::vector<pred::Feature>& f,
-                    const pred::Platform& platform, size_t sample);
+                    const pred::Platform& platform, size_t sample,
+                    const std::map<std::string, double>& set_weights = {});
 
 /// Mean normalised performance per configuration over the complete workloads among `ws` (the best constant's
 /// criterion: it needs the oracle).

@@ -39,7 +39,7 @@ std::vector<size_t> training_configs(const Dataset& data, const Workload& w, siz
 }
 
 Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, const std::vector<pred::Feature>& f,
-                    const pred::Platform& platform, size_t sample) {
+                    const pred::Platform& platform, size_t sample, const std::map<std::string, double>& set_weights) {
   Matrix m;
   m.cols = f.size();
   m.group_ptr.push_back(0);
@@ -57,6 +57,10 @@ Matrix build_matrix(const Dataset& data, const std::vector<size_t>& workloads, c
       configs.push_back(data.configs[c]);
       m.y.push_back(float(best / w.time_ms[c]));
       ++m.rows;
+    }
+    if (!set_weights.empty()) {
+      const auto it = set_weights.find(w.set);
+      m.weight.resize(m.rows, it == set_weights.end() ? 1.0f : float(it->second));
     }
     m.x.resize(m.x.size() + configs.size() * m.cols);
     pred::feature_vectors(f, platform, code.data(), w.launch, configs,
@@ -127,6 +131,11 @@ std::map<std::string, std::string> effective_params(const TrainOptions& o) {
     throw std::invalid_argument("model type '" + o.type + "' is not dt, rf, gbt, rank or linear");
   }
   for (const auto& [k, v] : o.params) p[k] = v;
+  if (!o.set_weights.empty() && (o.type == "rank" || o.type == "linear"))
+    throw std::invalid_argument("set weights are for dt, rf and gbt, not " + o.type);
+  for (const auto& [set, w] : o.set_weights)
+    if (!(w > 0) || !std::isfinite(w))
+      throw std::invalid_argument("the weight of set '" + set + "' must be a positive number");
   if (o.type == "rank" && p["objective"].rfind("rank:", 0) != 0)
     throw std::invalid_argument("a rank model needs a ranking objective (rank:pairwise, rank:ndcg), not '" +
                                 p["objective"] + "'");
@@ -183,7 +192,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
     }
     if (!used) f.expr_key.clear();
   }
-  const detail::Matrix mx = detail::build_matrix(data, ws, m.features, m.platform, o.sample_configs);
+  const detail::Matrix mx = detail::build_matrix(data, ws, m.features, m.platform, o.sample_configs, o.set_weights);
   if (o.type == "linear") {
     detail::train_linear(mx, params, m);
   } else {
@@ -208,6 +217,7 @@ pred::Model train_impl(const Dataset& data, const std::vector<size_t>& ws, const
   t["partial_workloads"] =
       size_t(std::count_if(ws.begin(), ws.end(), [&](size_t w) { return !data.workloads[w].complete; }));
   if (o.sample_configs) t["sample_configs"] = o.sample_configs;
+  if (!o.set_weights.empty()) t["set_weights"] = o.set_weights;
   t["cpu_units_from"] = "largest cpu_cores in the dataset";
   t["gpu_units_from"] = o.gpu_units > 1 ? "platform record / --gpu-units" : "unknown (1)";
   t["estimate"] = o.estimate ? (o.estimate->defaults.empty() ? "platform record"

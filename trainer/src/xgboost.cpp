@@ -113,6 +113,8 @@ void train_xgboost(const Matrix& m, const TrainOptions& options, const std::map<
                    pred::Model& model, const std::vector<float>* check_rows, std::vector<float>* check_out) {
   DMatrix d(m.x.data(), m.rows, m.cols);
   check(XGDMatrixSetFloatInfo(d.h, "label", m.y.data(), bst_ulong(m.rows)), "XGDMatrixSetFloatInfo label");
+  if (!m.weight.empty())
+    check(XGDMatrixSetFloatInfo(d.h, "weight", m.weight.data(), bst_ulong(m.rows)), "XGDMatrixSetFloatInfo weight");
   const bool rank = params.at("objective").rfind("rank:", 0) == 0;
   if (rank) {
     std::vector<unsigned> sizes;  // one query group per workload: its configurations
@@ -127,10 +129,14 @@ void train_xgboost(const Matrix& m, const TrainOptions& options, const std::map<
   Booster b(d.h);
   int rounds = 1;
   float base_score = 0.5f;
-  if (!rank) {  // start from the mean: fewer rounds spent on the offset
-    double s = 0;
-    for (float v : m.y) s += v;
-    base_score = m.rows ? float(s / double(m.rows)) : 0.5f;
+  if (!rank) {            // start from the mean: fewer rounds spent on the offset
+    double s = 0, n = 0;  // the rows' weighted mean
+    for (size_t i = 0; i < m.rows; ++i) {
+      const double w = m.weight.empty() ? 1.0 : m.weight[i];
+      s += w * m.y[i];
+      n += w;
+    }
+    base_score = n > 0 ? float(s / n) : 0.5f;
   }
   b.set("verbosity", "0");
   // OpenMP's fork/join costs more than it saves on small matrices (10x slower on a busy 2-core machine for 1,000

@@ -118,6 +118,9 @@ struct TrainOptions {
   /// the best constant is the training folds' best among them). The training sets' own criterion for modelling
   /// choices (docs/models.md). Off: only complete workloads are decided.
   bool score_partial = false;
+  /// Sample weight of the rows of each named workload set (dt, rf, gbt); other sets' rows weigh 1. A sampled set
+  /// of few workloads (the span set's 12 configurations each) is otherwise outweighed by a large full-grid one.
+  std::map<std::string, double> set_weights;
 };
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
