@@ -10,6 +10,7 @@
 
 #include "dop/cl.hpp"
 #include "dop/config.hpp"
+#include "dop/device_data.hpp"
 #include "dop/footprint.hpp"
 #include "dop/memory_mode.hpp"
 #include "dop/predictor.hpp"
@@ -60,6 +61,10 @@ struct ExecutorOptions {
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
   /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
   std::optional<AutoModel> model;
+  /// Resident buffers (dop/device_data.hpp): launches keep the GPU's copies of their buffers in `data` (shared with
+  /// other executors of the same GPU), move only what a device lacks and leave results where they were written
+  /// (DeviceData::sync reads them). Memory modes copy and auto only.
+  std::shared_ptr<DeviceData> data;
 };
 
 struct DeviceStats {
