@@ -214,7 +214,7 @@ TEST_CASE("resident buffers: two kernels on two executors share buffers, and res
   }
 }
 
-TEST_CASE("resident buffers: a refused launch leaves every copy as it was; misuse is refused by name") {
+TEST_CASE("resident buffers: a refused launch leaves every copy as it was, and misuse is refused by name") {
   const Spec s = step_spec();
   auto data = std::make_shared<DeviceData>(two_devices());
   Executor ex(s, kStep, two_devices(), options(data, true));
