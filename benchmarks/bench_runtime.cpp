@@ -1,6 +1,7 @@
 // Host-layer costs on the selected CPU device: an empty kernel's launch+finish latency and a sub-device creation;
 // a chunk's footprint ranges; a kernel's first launch on a fresh executor (compiled, or from the program cache on
-// disk as a second process finds it) and a launch after a rebind to a new shape.
+// disk as a second process finds it) and a launch after a rebind to a new shape; a chain of launches with plain
+// and with resident buffers (dop/device_data.hpp).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -191,5 +192,54 @@ static void BM_RebindLaunch(benchmark::State& state) {
   state.SetLabel(state.range(0) == 1 ? "new shape" : "same shape");
 }
 BENCHMARK(BM_RebindLaunch)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// A chain of 16 launches over the same buffers (saxpy: y += a * x, 4 Mi floats each, copy mode with saxpy's
+// footprint), the result read at the end: plain launches (every launch copies what the GPU needs and reads its
+// results back) against resident buffers (ExecutorOptions::data: only what a device lacks moves; DeviceData::sync
+// at the end). Arg 0: the configuration (0: 1,0; 1: 0,1; 2: 0.5,0.5); arg 1: resident. Counters: bytes moved per
+// launch (to and from the GPU, sync included) and per chain.
+static const char* kSaxpyFootprint = R"J({"footprint": {"args": {
+  "y": {"whole": false, "accesses": [{"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]},
+                                     {"write": true, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]},
+  "x": {"whole": false, "accesses": [{"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]}},
+  "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"]}}})J";
+
+static void BM_Chain(benchmark::State& state) {
+  const auto sel = cl::select_devices(cl::discover(), "", "");
+  if (!sel.cpu || !sel.gpu) {
+    state.SkipWithError("needs a CPU and a GPU device (POCL_DEVICES=\"pthread pthread\")");
+    return;
+  }
+  const dop::Config cfgs[] = {{1, 0}, {0, 1}, {0.5, 0.5}};
+  const dop::Config cfg = cfgs[state.range(0)];
+  const bool resident = state.range(1) == 1;
+  const int launches = 16;
+  const dop::Spec s = saxpy_spec(size_t(4) << 20);
+  dop::ExecutorOptions o;
+  o.memory = dop::MemoryMode::copy;
+  o.footprint = dop::parse_footprint(kSaxpyFootprint, "saxpy.json");
+  if (resident) o.data = std::make_shared<dop::DeviceData>(sel);
+  dop::Executor ex(s, kSaxpy, sel, o);
+  auto args = dop::make_args(s);
+  ex.launch(args, cfg);  // builds the programs, outside the measurement
+  if (o.data) o.data->sync(args[0]);
+  double bytes = 0;
+  for (auto _ : state) {
+    const auto before = o.data ? o.data->moved() : dop::DeviceData::Moved{};
+    for (int k = 0; k < launches; ++k) {
+      const dop::LaunchResult r = ex.launch(args, cfg);
+      if (!o.data) bytes += double(r.h2d_bytes + r.d2h_bytes);
+    }
+    if (o.data) {
+      o.data->sync(args[0]);
+      const auto after = o.data->moved();
+      bytes += double(after.h2d_bytes - before.h2d_bytes + after.d2h_bytes - before.d2h_bytes);
+    }
+  }
+  state.counters["MB_per_launch"] = benchmark::Counter(bytes / 1e6 / launches, benchmark::Counter::kAvgIterations);
+  state.counters["MB_per_chain"] = benchmark::Counter(bytes / 1e6, benchmark::Counter::kAvgIterations);
+  state.SetLabel(std::string(resident ? "resident" : "plain") + " at " + dop::to_string(cfg));
+}
+BENCHMARK(BM_Chain)->ArgsProduct({{0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 BENCHMARK_MAIN();

@@ -1,6 +1,6 @@
-// Residency of the application's buffers: the byte-range sets, each buffer's state, and the transitions of the
-// protocol (docs/intercept.md, "Residency"): flushes of stale bytes before the application's commands, dop's copy
-// invalidated by the application's writes, fetches before and bookkeeping after a dop launch.
+// Residency of the application's buffers: each buffer's state (its byte-range sets: dop/range_set.hpp), and the
+// transitions of the protocol (docs/intercept.md, "Residency"): flushes of stale bytes before the application's
+// commands, dop's copy invalidated by the application's writes, fetches before and bookkeeping after a dop launch.
 #include "residency.hpp"
 
 #include <algorithm>
@@ -8,76 +8,6 @@
 #include <cstring>
 
 namespace dop::intercept {
-
-// ---------------------------------------------------------------------------------------------------------------
-// RangeSet
-// ---------------------------------------------------------------------------------------------------------------
-
-void RangeSet::add(size_t lo, size_t hi) {
-  if (lo >= hi) return;
-  std::vector<Range> out;
-  out.reserve(r_.size() + 1);
-  size_t i = 0;
-  for (; i < r_.size() && r_[i].second < lo; ++i) out.push_back(r_[i]);  // entirely before (not touching)
-  for (; i < r_.size() && r_[i].first <= hi; ++i) {                      // overlapping or touching: merged
-    lo = std::min(lo, r_[i].first);
-    hi = std::max(hi, r_[i].second);
-  }
-  out.emplace_back(lo, hi);
-  for (; i < r_.size(); ++i) out.push_back(r_[i]);
-  r_ = std::move(out);
-}
-
-void RangeSet::remove(size_t lo, size_t hi) {
-  if (lo >= hi || r_.empty()) return;
-  std::vector<Range> out;
-  out.reserve(r_.size() + 1);
-  for (const Range& r : r_) {
-    if (r.second <= lo || r.first >= hi) {
-      out.push_back(r);
-      continue;
-    }
-    if (r.first < lo) out.emplace_back(r.first, lo);
-    if (r.second > hi) out.emplace_back(hi, r.second);
-  }
-  r_ = std::move(out);
-}
-
-bool RangeSet::covers(size_t lo, size_t hi) const {
-  if (lo >= hi) return true;
-  for (const Range& r : r_)
-    if (r.first <= lo && r.second >= hi) return true;
-  return false;
-}
-
-bool RangeSet::intersects(size_t lo, size_t hi) const {
-  for (const Range& r : r_)
-    if (r.first < hi && r.second > lo) return true;
-  return false;
-}
-
-std::vector<RangeSet::Range> RangeSet::within(size_t lo, size_t hi) const {
-  std::vector<Range> out;
-  for (const Range& r : r_) {
-    const size_t b = std::max(lo, r.first), e = std::min(hi, r.second);
-    if (b < e) out.emplace_back(b, e);
-  }
-  return out;
-}
-
-std::vector<RangeSet::Range> RangeSet::missing(size_t lo, size_t hi) const {
-  std::vector<Range> out;
-  size_t at = lo;
-  for (const Range& r : r_) {
-    if (r.second <= at) continue;
-    if (r.first >= hi) break;
-    if (r.first > at) out.emplace_back(at, r.first);
-    at = std::max(at, r.second);
-    if (at >= hi) break;
-  }
-  if (at < hi) out.emplace_back(at, hi);
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Buffer state

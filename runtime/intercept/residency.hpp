@@ -11,26 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "dop/range_set.hpp"
 #include "interpose.hpp"
 
 namespace dop::intercept {
-
-/// Sorted, disjoint byte ranges [lo, hi).
-class RangeSet {
- public:
-  using Range = std::pair<size_t, size_t>;
-  void add(size_t lo, size_t hi);
-  void remove(size_t lo, size_t hi);
-  bool covers(size_t lo, size_t hi) const;
-  bool intersects(size_t lo, size_t hi) const;
-  std::vector<Range> missing(size_t lo, size_t hi) const;  ///< the parts of [lo, hi) outside the set
-  std::vector<Range> within(size_t lo, size_t hi) const;   ///< the parts of [lo, hi) inside the set
-  bool empty() const { return r_.empty(); }
-  void clear() { r_.clear(); }
-
- private:
-  std::vector<Range> r_;
-};
 
 /// What dop holds of one application buffer. Invariant: every byte is current in the application's cl_mem or in
 /// `shadow` (where `host_valid` says), and `stale` (bytes of the cl_mem that are not current) lies within

@@ -10,6 +10,7 @@
 
 #include "dop/cl.hpp"
 #include "dop/config.hpp"
+#include "dop/device_data.hpp"
 #include "dop/footprint.hpp"
 #include "dop/memory_mode.hpp"
 #include "dop/predictor.hpp"
@@ -60,6 +61,10 @@ struct ExecutorOptions {
   std::vector<double> cpu_levels = Grid{}.cpu_levels;
   /// For launch_auto: the model and the kernel's features. Its platform's grid should be this executor's.
   std::optional<AutoModel> model;
+  /// Resident buffers (dop/device_data.hpp): launches keep the GPU's copies of their buffers in `data` (shared with
+  /// other executors of the same GPU), move only what a device lacks and leave results where they were written
+  /// (DeviceData::sync reads them). Memory modes copy and auto only.
+  std::shared_ptr<DeviceData> data;
 };
 
 struct DeviceStats {
@@ -90,7 +95,8 @@ struct LaunchResult {
   /// (into pinned memory, DMA enqueued; for whole buffers until every DMA completed); d2h = wall time of reading
   /// the outputs back and merging them (resident mode: after total_ms); merge = the merging part of d2h.
   double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
-  /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer).
+  /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer). With
+  /// resident buffers (ExecutorOptions::data): what the launch moved between host memory and the GPU's copies.
   size_t h2d_bytes = 0, d2h_bytes = 0;
   /// Warm start (ExecutorOptions::warm_start): the launch started from `start_cpu_share`, the share learned from
   /// earlier launches at this configuration and shape; -1 for a cold launch.

@@ -129,7 +129,10 @@ Side& Executor::Impl::cpu_side(int cores) {
 }
 Side& Executor::Impl::gpu_side() {
   if (opt.memory == MemoryMode::svm) shared();
-  if (!gpu) gpu = make_side(sel.gpu->id, sel.gpu->device, cl::create_context({sel.gpu->device}));
+  // With resident buffers (ExecutorOptions::data) the GPU runs in their context, where their GPU copies live.
+  if (!gpu)
+    gpu = make_side(sel.gpu->id, sel.gpu->device,
+                    opt.data ? opt.data->impl().ctx : cl::create_context({sel.gpu->device}));
   return *gpu;
 }
 

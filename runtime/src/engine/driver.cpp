@@ -208,7 +208,7 @@ void Executor::Impl::plan_chunks(Launch& l) {
 void Executor::Impl::run_devices(Launch& l) {
   const bool fixed = l.static_share >= 0;
   std::function<cl::Event(size_t, size_t)> stage_chunk;
-  if (l.footprint) stage_chunk = [this, &l](size_t b, size_t e) { return stage_slices(l, b, e); };
+  if (l.footprint && !l.data) stage_chunk = [this, &l](size_t b, size_t e) { return stage_slices(l, b, e); };
   std::exception_ptr cpu_err, gpu_err;
   std::thread gpu_thread;
   if (l.run_gpu)

@@ -30,6 +30,7 @@
 #include "dop/executor.hpp"
 #include "dop/guard.hpp"
 #include "dop/range_form.hpp"
+#include "engine/resident.hpp"
 
 namespace dop::engine {
 
@@ -231,6 +232,9 @@ struct Launch {
   bool in_place = false;  // both devices work on the host's bytes (zero-copy buffers, or the SVM they live in)
   std::vector<char> sliced;
   std::optional<FootprintEvaluator> footprint;  // per launch: the scalars and the launch are evaluated once
+  // ExecutorOptions::data (held locked for the launch): the resident buffers, and each buffer argument's entry.
+  DeviceData::Impl* data = nullptr;
+  std::vector<DeviceData::Impl::Entry*> entries;
 
   // bind_buffers (timed from t0): host-side buffers, what goes to the GPU, and the initial contents of what it
   // may write.
@@ -349,10 +353,16 @@ struct Executor::Impl {
 
   // readback.cpp: outputs back to host memory (in-place buffers synchronised, the GPU's read back and merged).
   void collect(Launch& l);
-  void read_back(Launch& l);
+  void read_back(Launch& l, const std::vector<Piece>& outputs, const std::vector<char>& merge_arg);
   std::vector<Piece> gpu_outputs(Launch& l, std::vector<char>& merge_arg);
   static void merge(size_t size, unsigned char* host, const unsigned char* gpu, const unsigned char* initial,
                     size_t bytes);
+
+  // resident.cpp: a launch's steps with resident buffers (ExecutorOptions::data).
+  std::vector<ArgRanges> unit_ranges(Launch& l, size_t b, size_t e) const;
+  void resident_before(Launch& l);
+  void resident_after(Launch& l);
+  void resident_failed(Launch& l);
 
   // warm.cpp: the warm-start record's key, starting a launch from it, and learning from a launch.
   std::string warm_key(const LaunchResult& res, const std::vector<ArgData>& args) const;

@@ -18,6 +18,14 @@ Executor::Impl::Impl(const Spec& s, const std::string& src, const cl::Selection&
     const std::string why = svm_unavailable(sel);
     if (!why.empty()) throw std::invalid_argument("memory mode svm for '" + spec.name + "': " + why);
   }
+  if (opt.data) {
+    if (opt.memory == MemoryMode::svm || opt.memory == MemoryMode::resident)
+      throw std::invalid_argument(std::string("resident buffers (ExecutorOptions::data) for '") + spec.name +
+                                  "' need memory mode copy or auto, not " + memory_mode_name(opt.memory));
+    if (!sel.gpu || sel.gpu->device != opt.data->gpu_device())
+      throw std::invalid_argument("resident buffers (ExecutorOptions::data) for '" + spec.name +
+                                  "' live on another GPU than the executor's");
+  }
   geometry();
   check_limits();
 }
@@ -57,6 +65,11 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
   check_footprint_bounds(spec, args, opt.footprint, local);  // before anything is enqueued
   LaunchGuard guard(spec, args, "launch at " + to_string(cfg));
   Launch l(args, cfg, static_share, units);
+  std::unique_lock<std::mutex> data_lock;  // resident buffers: held for the launch (other executors share them)
+  if (opt.data) {
+    data_lock = std::unique_lock<std::mutex>(opt.data->impl().m);
+    l.data = &opt.data->impl();
+  }
   resolve_devices(l);      // the configuration's sides, built lazily (outside the timed region)
   plan_memory(l);          // the memory mode, and which buffers go to the GPU slice by slice
   prepare_gpu_buffers(l);  // the GPU's own buffers (resident data: with its inputs), outside the timed region
@@ -64,12 +77,18 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
     for (const auto& [i, d] : l.gpu->gpu_buffers)
       if (d.host) guard.watch(i, *d.host, "the GPU's copy (" + l.gpu->id + ")");
   l.t0 = Clock::now();
-  bind_buffers(l);  // host-side buffers, what goes to the GPU, kernel arguments
-  plan_chunks(l);   // first chunks and chunk minimums
-  warm_start(l);    // ... or the learned share, rates and way to run
-  run_devices(l);   // stage and drive: both drivers until the work list is empty
-  collect(l);       // outputs back to host memory; the timed region ends
-  learn(l);         // the balanced share and rates, for the next launch
+  if (l.data) resident_before(l);  // resident buffers: each device given what it lacks of what the launch may touch
+  try {
+    bind_buffers(l);  // host-side buffers, what goes to the GPU, kernel arguments
+    plan_chunks(l);   // first chunks and chunk minimums
+    warm_start(l);    // ... or the learned share, rates and way to run
+    run_devices(l);   // stage and drive: both drivers until the work list is empty
+    collect(l);       // outputs back to host memory (resident buffers: where written); the timed region ends
+  } catch (...) {
+    if (l.data) resident_failed(l);  // what the devices may have written part way is current nowhere
+    throw;
+  }
+  learn(l);  // the balanced share and rates, for the next launch
   return std::move(l.res);
 }
 

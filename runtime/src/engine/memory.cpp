@@ -120,6 +120,10 @@ void Executor::Impl::plan_memory(Launch& l) {
   // Copy mode with a footprint: buffers whose every access is bounded go to the GPU slice by slice, as its chunks
   // need them, and come back only where it may have written.
   l.sliced.assign(spec.args.size(), 0);
+  if (l.data) {  // resident buffers: the footprint over the whole launch and each device's part, nothing sliced
+    if (!opt.footprint.empty()) l.footprint.emplace(opt.footprint, spec, l.args, local);
+    return;
+  }
   if (l.gpu && mode == MemoryMode::copy && !opt.footprint.empty()) {
     l.footprint.emplace(opt.footprint, spec, l.args, local);
     const auto whole = (*l.footprint)(0, units * cpu_local[split_dim]);

@@ -42,7 +42,13 @@ void Executor::Impl::collect(Launch& l) {
   // free by now, so several threads copy (or merge) each piece into host memory as soon as it has arrived.
   // Resident data: the timed region ends here, with every result where its device computed it.
   if (l.resident) l.res.total_ms = ms_since(l.t0);
-  if (l.gpu && !l.in_place && l.res.gpu.work_groups > 0) read_back(l);
+  if (l.data) {
+    resident_after(l);  // results stay where they were written, merged only where both devices may have written
+  } else if (l.gpu && !l.in_place && l.res.gpu.work_groups > 0) {
+    std::vector<char> merge_arg;
+    const std::vector<Piece> outputs = gpu_outputs(l, merge_arg);
+    read_back(l, outputs, merge_arg);
+  }
   if (!l.resident) l.res.total_ms = ms_since(l.t0);
 }
 
@@ -78,14 +84,12 @@ std::vector<Piece> Executor::Impl::gpu_outputs(Launch& l, std::vector<char>& mer
   return outputs;
 }
 
-// The GPU's outputs read back in pieces (into pinned memory where there is some) and copied or merged into host
+// `outputs` of the GPU read back in pieces (into pinned memory where there is some) and copied or merged into host
 // memory by several threads as each piece arrives.
-void Executor::Impl::read_back(Launch& l) {
+void Executor::Impl::read_back(Launch& l, const std::vector<Piece>& outputs, const std::vector<char>& merge_arg) {
   Side* const gpu = l.gpu;
   std::vector<ArgData>& args = l.args;
   const auto ts = Clock::now();
-  std::vector<char> merge_arg;
-  const std::vector<Piece> outputs = gpu_outputs(l, merge_arg);
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = std::min(hw, 8u);
   const auto pieces = engine::make_pieces(outputs, threads);
@@ -128,7 +132,7 @@ void Executor::Impl::read_back(Launch& l) {
     merge_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - tm).count();
   });
   for (const auto& g : outputs) l.res.d2h_bytes += g.bytes;
-  l.res.d2h_ms = ms_since(ts);
+  l.res.d2h_ms += ms_since(ts);
   l.res.merge_ms = double(merge_ns.load()) / 1e6 / double(std::min<size_t>(threads, pieces.size()));
 }
 

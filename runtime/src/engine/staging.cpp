@@ -76,7 +76,7 @@ bool Executor::Impl::gpu_in_host_memory() const {
 // The GPU's own buffers in copy modes, made before the timed region (and reused across launches and rebinds while
 // they are large enough): poisoned for tests, and in resident mode holding every input already.
 void Executor::Impl::prepare_gpu_buffers(Launch& l) {
-  if (!l.gpu || l.in_place) return;
+  if (!l.gpu || l.in_place || l.data) return;  // resident buffers: the GPU's copies are DeviceData's
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     if (a.kind != ArgKind::buffer) continue;
@@ -138,10 +138,10 @@ void Executor::Impl::bind_buffers(Launch& l) {
       l.gpu_host_bufs[i] = cl::create_buffer(gpu->ctx, acc | CL_MEM_USE_HOST_PTR, a.bytes(), l.args[i].data());
       l.gpu_mems[i] = l.gpu_host_bufs[i].get();
     } else if (gpu) {
-      l.gpu_mems[i] = gpu->gpu_buffers.at(i).buf.get();
-      if (!l.resident && !l.sliced[i]) l.inputs.push_back({i, 0, a.bytes()});
+      l.gpu_mems[i] = l.data ? l.data->gpu_buffer(*l.entries.at(i)) : gpu->gpu_buffers.at(i).buf.get();
+      if (!l.resident && !l.sliced[i] && !l.data) l.inputs.push_back({i, 0, a.bytes()});
       if (a.access != Access::read && both_sides) {
-        if (unsigned char* p = l.resident ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
+        if (unsigned char* p = l.resident || l.data ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
           l.initial[i] = p;
         } else {
           l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());

@@ -1,0 +1,254 @@
+// Resident buffers (dop/device_data.hpp): the tracked buffers and their moves between host memory and the GPU's
+// copy, and a launch's residency steps: before it, each device it runs on made current where the launch may read or
+// write; after it, what each device may have written current where it wrote it (the GPU's part read back and
+// merged only where both devices may have written the same bytes); after a failure, those bytes lost.
+#include "engine/resident.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/engine.hpp"
+
+namespace dop {
+
+using Range = RangeSet::Range;
+
+namespace {
+
+std::string buffer_name(const ArgData& a) { return a.spec && !a.spec->name.empty() ? a.spec->name : "a buffer"; }
+
+// A footprint's range as bytes of a buffer of `bytes`: the whole buffer where the footprint does not bound it.
+Range clamp(const std::optional<ByteRange>& r, size_t bytes) {
+  if (!r) return {0, bytes};
+  if (r->empty() || r->hi <= 0) return {0, 0};
+  return {size_t(std::max<int64_t>(r->lo, 0)), std::min(size_t(r->hi), bytes)};
+}
+
+bool overlap(const Range& a, const Range& b) {
+  return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// DeviceData
+// ---------------------------------------------------------------------------------------------------------------
+
+DeviceData::Impl::Entry& DeviceData::Impl::entry(const ArgData& a) {
+  auto it = buffers.find(a.data());
+  if (it == buffers.end()) {
+    Entry& e = buffers[a.data()];
+    e.bytes = a.bytes;
+    e.name = buffer_name(a);
+    e.host.add(0, a.bytes);
+    return e;
+  }
+  if (it->second.bytes != a.bytes)
+    throw std::invalid_argument("DeviceData: " + buffer_name(a) + " (" + std::to_string(a.bytes) +
+                                " bytes) lies where a tracked buffer of " + std::to_string(it->second.bytes) +
+                                " bytes was: forget a buffer before its memory is freed or reallocated");
+  return it->second;
+}
+
+const DeviceData::Impl::Entry* DeviceData::Impl::find(const ArgData& a) const {
+  auto it = buffers.find(a.data());
+  return it == buffers.end() || it->second.bytes != a.bytes ? nullptr : &it->second;
+}
+
+cl_mem DeviceData::Impl::gpu_buffer(Entry& e) {
+  if (!e.buf) e.buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE, std::max<size_t>(e.bytes, 1));
+  return e.buf.get();
+}
+
+void DeviceData::Impl::check_not_lost(const Entry& e, size_t lo, size_t hi, const std::string& what) const {
+  const auto lost = e.lost.within(lo, std::min(hi, e.bytes));
+  if (lost.empty()) return;
+  throw std::runtime_error(what + ": bytes [" + std::to_string(lost.front().first) + ", " +
+                           std::to_string(lost.front().second) + ") of " + e.name +
+                           " were lost by a failed launch (its devices may have written them part way); write them "
+                           "and declare it with DeviceData::wrote");
+}
+
+size_t DeviceData::Impl::to_host(Entry& e, void* host, size_t lo, size_t hi, cl_command_queue q) {
+  size_t n = 0;
+  for (const auto& [b, end] : e.host.missing(lo, std::min(hi, e.bytes))) {
+    cl::check(clEnqueueReadBuffer(q, gpu_buffer(e), CL_TRUE, b, end - b, static_cast<unsigned char*>(host) + b, 0,
+                                  nullptr, nullptr),
+              "clEnqueueReadBuffer", "resident " + e.name + " to host memory");
+    e.host.add(b, end);
+    n += end - b;
+  }
+  moved.d2h_bytes += n;
+  return n;
+}
+
+size_t DeviceData::Impl::to_gpu(Entry& e, const void* host, size_t lo, size_t hi, cl_command_queue q) {
+  size_t n = 0;
+  const cl_mem buf = gpu_buffer(e);
+  for (const auto& [b, end] : e.gpu.missing(lo, std::min(hi, e.bytes))) {
+    cl::check(clEnqueueWriteBuffer(q, buf, CL_TRUE, b, end - b, static_cast<const unsigned char*>(host) + b, 0, nullptr,
+                                   nullptr),
+              "clEnqueueWriteBuffer", "resident " + e.name + " to " + device_id);
+    e.gpu.add(b, end);
+    n += end - b;
+  }
+  moved.h2d_bytes += n;
+  return n;
+}
+
+DeviceData::DeviceData(const cl::Selection& devices) : impl_(std::make_unique<Impl>()) {
+  if (!devices.gpu) throw std::invalid_argument("DeviceData: the selection has no GPU to keep buffers on");
+  impl_->device = devices.gpu->device;
+  impl_->device_id = devices.gpu->id;
+  impl_->ctx = cl::create_context({impl_->device});
+  impl_->queue = cl::create_queue(impl_->ctx, impl_->device, false);
+}
+DeviceData::~DeviceData() = default;
+
+void DeviceData::track(const ArgData& buffer) {
+  std::lock_guard<std::mutex> l(impl_->m);
+  impl_->entry(buffer);
+}
+
+void DeviceData::forget(ArgData& buffer) {
+  std::lock_guard<std::mutex> l(impl_->m);
+  auto it = impl_->buffers.find(buffer.data());
+  if (it == impl_->buffers.end()) return;
+  if (it->second.bytes == buffer.bytes) impl_->to_host(it->second, buffer.data(), 0, buffer.bytes, impl_->queue.get());
+  impl_->buffers.erase(it);
+}
+
+void DeviceData::wrote(const ArgData& buffer, size_t lo, size_t hi) {
+  std::lock_guard<std::mutex> l(impl_->m);
+  Impl::Entry& e = impl_->entry(buffer);
+  hi = std::min(hi, e.bytes);
+  if (lo >= hi) return;
+  e.host.add(lo, hi);
+  e.gpu.remove(lo, hi);
+  e.lost.remove(lo, hi);
+}
+
+size_t DeviceData::sync(ArgData& buffer, size_t lo, size_t hi) {
+  std::lock_guard<std::mutex> l(impl_->m);
+  Impl::Entry* e = impl_->buffers.count(buffer.data()) ? &impl_->entry(buffer) : nullptr;
+  if (!e) return 0;  // not tracked: host memory is the only copy
+  impl_->check_not_lost(*e, lo, hi, "DeviceData::sync");
+  return impl_->to_host(*e, buffer.data(), lo, hi, impl_->queue.get());
+}
+
+bool DeviceData::host_current(const ArgData& buffer, size_t lo, size_t hi) const {
+  std::lock_guard<std::mutex> l(impl_->m);
+  const Impl::Entry* e = impl_->find(buffer);
+  return e && e->host.covers(lo, std::min(hi, e->bytes));
+}
+
+bool DeviceData::gpu_current(const ArgData& buffer, size_t lo, size_t hi) const {
+  std::lock_guard<std::mutex> l(impl_->m);
+  const Impl::Entry* e = impl_->find(buffer);
+  return e && e->gpu.covers(lo, std::min(hi, e->bytes));
+}
+
+DeviceData::Moved DeviceData::moved() const {
+  std::lock_guard<std::mutex> l(impl_->m);
+  return impl_->moved;
+}
+
+cl_device_id DeviceData::gpu_device() const { return impl_->device; }
+
+// ---------------------------------------------------------------------------------------------------------------
+// A launch's residency steps
+// ---------------------------------------------------------------------------------------------------------------
+
+// What units [b, e) may read and write of every argument: the footprint's ranges where it bounds a buffer, nullopt
+// (the whole buffer) otherwise; nothing for an empty range of units.
+std::vector<ArgRanges> Executor::Impl::unit_ranges(Launch& l, size_t b, size_t e) const {
+  if (b >= e) return std::vector<ArgRanges>(spec.args.size(), ArgRanges{ByteRange{}, ByteRange{}});
+  if (!l.footprint) return std::vector<ArgRanges>(spec.args.size());
+  const size_t unit_items = cpu_local[split_dim];
+  return (*l.footprint)(b * unit_items, e * unit_items);
+}
+
+// Before the devices run (timed): every buffer tracked, and made current where the launch may read or write it in
+// the memories of the devices that run: host memory for the CPU (and a GPU working in it in place), the GPU's copy
+// for the GPU. In tests (poison_gpu_buffers), what the GPU's copy does not hold is overwritten with garbage.
+void Executor::Impl::resident_before(Launch& l) {
+  DeviceData::Impl& d = *l.data;
+  const auto all = unit_ranges(l, 0, units);
+  const bool host_runs = l.cpu || (l.gpu && l.in_place);
+  const bool gpu_runs = l.gpu && !l.in_place;
+  l.entries.assign(spec.args.size(), nullptr);
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (spec.args[i].kind != ArgKind::buffer) continue;
+    DeviceData::Impl::Entry& e = d.entry(l.args[i]);
+    l.entries[i] = &e;
+    for (const Range& r : {clamp(all[i].read, e.bytes), clamp(all[i].write, e.bytes)}) {
+      d.check_not_lost(e, r.first, r.second, "launch of '" + spec.name + "'");
+      if (host_runs) {
+        const auto ts = Clock::now();
+        l.res.d2h_bytes += d.to_host(e, l.args[i].data(), r.first, r.second, d.queue.get());
+        l.res.d2h_ms += engine::ms_since(ts);
+      }
+      if (gpu_runs) {
+        const auto ts = Clock::now();
+        l.res.h2d_bytes += d.to_gpu(e, l.args[i].data(), r.first, r.second, d.queue.get());
+        l.res.h2d_ms += engine::ms_since(ts);
+      }
+    }
+    if (gpu_runs && opt.poison_gpu_buffers) {
+      const cl_uchar garbage = 0xA5;
+      for (const auto& [b, end] : e.gpu.missing(0, e.bytes))
+        cl::check(clEnqueueFillBuffer(d.queue.get(), d.gpu_buffer(e), &garbage, 1, b, end - b, 0, nullptr, nullptr),
+                  "clEnqueueFillBuffer", "argument '" + spec.args[i].name + "'");
+    }
+  }
+  cl::finish(d.queue);
+}
+
+// After the devices ran: what each may have written is current in its memory and stale in the other. Where both
+// may have written the same bytes of a buffer, the GPU's part is read back and merged into host memory, as a plain
+// launch does (host memory is then current there, and the GPU's copy stale where the CPU may have written).
+void Executor::Impl::resident_after(Launch& l) {
+  const size_t boundary = l.wl.front();  // the CPU ran units [0, boundary), the GPU the rest
+  const auto cpu_w = unit_ranges(l, 0, l.res.cpu.work_groups > 0 ? boundary : 0);
+  const auto gpu_w = unit_ranges(l, boundary, l.res.gpu.work_groups > 0 ? units : boundary);
+  std::vector<Piece> merged;
+  std::vector<char> merge_arg(spec.args.size(), 0);
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    DeviceData::Impl::Entry* e = l.entries[i];
+    if (!e || spec.args[i].access == Access::read) continue;
+    Range c = clamp(cpu_w[i].write, e->bytes), g = clamp(gpu_w[i].write, e->bytes);
+    if (l.in_place) {  // the GPU wrote host memory in place
+      if (g.first < g.second)
+        c = c.first < c.second ? Range{std::min(c.first, g.first), std::max(c.second, g.second)} : g;
+      g = {0, 0};
+    }
+    if (overlap(c, g)) {
+      merged.push_back({i, g.first, g.second - g.first});
+      merge_arg[i] = 1;
+    } else {
+      e->host.remove(g.first, g.second);
+    }
+    e->gpu.remove(c.first, c.second);
+  }
+  if (merged.empty()) return;
+  const size_t before = l.res.d2h_bytes;
+  read_back(l, merged, merge_arg);
+  l.data->moved.d2h_bytes += l.res.d2h_bytes - before;
+}
+
+// A launch failed after its devices may have started writing: the bytes it may have written are current nowhere
+// (a later sync or launch that needs them says so, until the caller writes them again).
+void Executor::Impl::resident_failed(Launch& l) {
+  if (l.res.cpu.chunks + l.res.gpu.chunks == 0) return;  // nothing ran: every copy is as it was
+  const auto all = unit_ranges(l, 0, units);
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    DeviceData::Impl::Entry* e = i < l.entries.size() ? l.entries[i] : nullptr;
+    if (!e || spec.args[i].access == Access::read) continue;
+    const Range w = clamp(all[i].write, e->bytes);
+    e->lost.add(w.first, w.second);
+    e->host.remove(w.first, w.second);
+    e->gpu.remove(w.first, w.second);
+  }
+}
+
+}  // namespace dop

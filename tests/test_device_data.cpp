@@ -1,0 +1,251 @@
+// Resident buffers across Executor launches (dop/device_data.hpp), on PoCL with two devices in copy mode, the
+// GPU's copies poisoned where they are not current: chains of launches give exactly the plain path's results at
+// every kind of configuration, with and without a footprint; host writes between launches, two kernels sharing
+// buffers, results read mid-chain, a refused launch; and the byte-range sets both residency protocols keep.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <utility>
+
+#include "coexec_support.hpp"
+#include "dop/bounds.hpp"
+#include "dop/range_set.hpp"
+#include "dop/runtime.hpp"
+
+using namespace dop;
+using dop::test::buffer_arg;
+using dop::test::kernel_spec;
+using dop::test::scalar_arg;
+using dop::test::two_devices;
+
+namespace {
+
+// A 1D three-point stencil written at a shifted index (shift 0 in a chain; a large one is refused by the bounds
+// check), and a kernel that adds one buffer into another.
+const char* kStep = R"CL(
+__kernel void stencil(__global const int* in, __global int* out, int n, int shift) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int l = i > 0 ? in[i - 1] : 0, r = i + 1 < n ? in[i + 1] : 0;
+  out[i + shift] = (l + 2 * in[i] + r + i) & 0xFFFF;
+}
+)CL";
+const char* kStepFootprint = R"J({"footprint": {
+  "args": {"in": {"whole": false, "accesses": [
+              {"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"], [-4]]},
+              {"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]},
+              {"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"], [4]]}]},
+           "out": {"whole": false, "accesses": [
+              {"write": true, "bytes": 4, "terms": [[4, "get_global_id(0)"], [4, "shift"]]}]}},
+  "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"], "shift": ["shift", "shift"]}}})J";
+const char* kMix = R"CL(
+__kernel void accumulate(__global int* y, __global const int* x, int n) {
+  int i = get_global_id(0);
+  if (i < n) y[i] = (y[i] + 3 * x[i]) & 0xFFFF;
+}
+)CL";
+
+constexpr size_t kN = 3000;  // not a multiple of the work-group size
+
+Spec step_spec() {
+  return kernel_spec("stencil", {(kN + 15) / 16 * 16}, {16},
+                     {buffer_arg("in", ElemType::i32, kN, Access::read, false, Init::Fill::random, 7),
+                      buffer_arg("out", ElemType::i32, kN, Access::write, true), scalar_arg("n", ElemType::i32, kN),
+                      scalar_arg("shift", ElemType::i32, 0)});
+}
+Spec mix_spec() {
+  return kernel_spec("accumulate", {(kN + 15) / 16 * 16}, {16},
+                     {buffer_arg("y", ElemType::i32, kN, Access::read_write, true),
+                      buffer_arg("x", ElemType::i32, kN, Access::read, false), scalar_arg("n", ElemType::i32, kN)});
+}
+
+std::vector<int> step_ref(const std::vector<int>& in) {
+  std::vector<int> out(in.size());
+  const int n = int(in.size());
+  for (int i = 0; i < n; ++i)
+    out[size_t(i)] =
+        ((i > 0 ? in[size_t(i) - 1] : 0) + 2 * in[size_t(i)] + (i + 1 < n ? in[size_t(i) + 1] : 0) + i) & 0xFFFF;
+  return out;
+}
+std::vector<int> ints(const ArgData& a) { return {a.as<int>(), a.as<int>() + kN}; }
+
+ExecutorOptions options(const std::shared_ptr<DeviceData>& data, bool footprint) {
+  ExecutorOptions o;
+  o.memory = MemoryMode::copy;
+  o.poison_gpu_buffers = true;  // a byte the GPU needed but does not hold shows up as a wrong result
+  o.data = data;
+  if (footprint) o.footprint = parse_footprint(kStepFootprint, "stencil.json");
+  return o;
+}
+
+// `launches` steps ping-ponging between the two buffers (their memory swapped between launches, so that the
+// output of one is the input of the next); the final output in host memory (synchronised when resident).
+struct Chain {
+  std::vector<int> out;
+  std::vector<LaunchResult> results;
+};
+Chain run_chain(const Config& cfg, bool resident, bool footprint, int launches) {
+  const Spec s = step_spec();
+  auto data = resident ? std::make_shared<DeviceData>(two_devices()) : nullptr;
+  Executor ex(s, kStep, two_devices(), options(data, footprint));
+  auto args = make_args(s);
+  Chain c;
+  for (int k = 0; k < launches; ++k) {
+    if (k > 0) std::swap(args[0].storage, args[1].storage);
+    c.results.push_back(ex.launch(args, cfg));
+  }
+  if (data) data->sync(args[1]);
+  c.out = ints(args[1]);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("range sets: add merges, remove splits, missing and within answer for a range") {
+  RangeSet r;
+  r.add(10, 20);
+  r.add(30, 40);
+  r.add(20, 25);  // touching: merged
+  CHECK(r.covers(10, 25));
+  CHECK_FALSE(r.covers(10, 26));
+  CHECK(r.covers(5, 5));
+  CHECK(r.intersects(24, 31));
+  CHECK_FALSE(r.intersects(25, 30));
+  CHECK(r.missing(0, 50) == std::vector<RangeSet::Range>{{0, 10}, {25, 30}, {40, 50}});
+  CHECK(r.within(15, 35) == std::vector<RangeSet::Range>{{15, 25}, {30, 35}});
+  r.remove(12, 32);
+  CHECK(r.within(0, 50) == std::vector<RangeSet::Range>{{10, 12}, {32, 40}});
+  r.clear();
+  CHECK(r.empty());
+}
+
+TEST_CASE("resident buffers: a chain of launches gives exactly the plain path's results at every configuration") {
+  const int launches = 6;
+  std::vector<int> expect(kN);
+  {
+    const auto a = make_args(step_spec());
+    expect = ints(a[0]);
+    for (int k = 0; k < launches; ++k) expect = step_ref(expect);
+  }
+  for (const bool footprint : {false, true}) {
+    for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
+      CAPTURE(footprint, cfg.cpu, cfg.gpu);
+      const Chain plain = run_chain(cfg, false, footprint, launches);
+      const Chain res = run_chain(cfg, true, footprint, launches);
+      CHECK(plain.out == expect);
+      CHECK(res.out == expect);
+      // One device alone: after the first launch everything it needs is where it ran, and nothing comes back.
+      if (cfg.cpu == 0 || cfg.gpu == 0)
+        for (size_t k = 1; k < res.results.size(); ++k) {
+          CHECK(res.results[k].h2d_bytes == 0);
+          CHECK(res.results[k].d2h_bytes == 0);
+        }
+      if (cfg.cpu == 0) CHECK(plain.results.back().d2h_bytes == kN * 4);  // the plain path reads back every time
+    }
+  }
+}
+
+TEST_CASE("resident buffers: results stay on the GPU until synced, and host writes between launches are seen") {
+  for (const Config cfg : {Config{0, 1}, Config{0.5, 0.5}}) {
+    CAPTURE(cfg.cpu, cfg.gpu);
+    const Spec s = step_spec();
+    auto data = std::make_shared<DeviceData>(two_devices());
+    Executor ex(s, kStep, two_devices(), options(data, true));
+    auto args = make_args(s);
+    std::vector<int> expect = step_ref(ints(args[0]));
+    ex.launch(args, cfg);
+    if (cfg.cpu == 0) CHECK_FALSE(data->host_current(args[1]));  // the output is on the GPU only
+    CHECK(data->gpu_current(args[0]));
+    // The output becomes the next input; the host overwrites part of it without reading it first.
+    std::swap(args[0].storage, args[1].storage);
+    for (size_t i = 100; i < 200; ++i) args[0].as<int>()[i] = int(i) * 7, expect[i] = int(i) * 7;
+    data->wrote(args[0], 100 * 4, 200 * 4);
+    CHECK(data->host_current(args[0], 100 * 4, 200 * 4));
+    CHECK_FALSE(data->gpu_current(args[0], 100 * 4, 200 * 4));
+    ex.launch(args, cfg);
+    expect = step_ref(expect);
+    // A second write, to the whole of the other buffer's host memory, then one more launch.
+    std::swap(args[0].storage, args[1].storage);
+    data->sync(args[0]);
+    for (size_t i = 0; i < kN; i += 3) args[0].as<int>()[i] = -int(i), expect[i] = -int(i);
+    data->wrote(args[0]);
+    ex.launch(args, cfg);
+    expect = step_ref(expect);
+    data->sync(args[1]);
+    CHECK(ints(args[1]) == expect);
+    CHECK(data->host_current(args[1]));
+    CHECK(data->sync(args[1]) == 0);  // already current: nothing moves
+  }
+}
+
+TEST_CASE("resident buffers: two kernels on two executors share buffers, and results are read mid-chain") {
+  for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
+    CAPTURE(cfg.cpu, cfg.gpu);
+    auto data = std::make_shared<DeviceData>(two_devices());
+    const Spec ss = step_spec(), ms = mix_spec();
+    Executor step(ss, kStep, two_devices(), options(data, true));
+    ExecutorOptions mo = options(data, false);  // no footprint: every buffer whole
+    Executor mix(ms, kMix, two_devices(), mo);
+    auto sa = make_args(ss);  // step: in = A, out = B
+    auto ma = make_args(ms);  // mix: y = A, x = B (the same memory, moved between the two argument lists)
+    std::vector<int> a = ints(sa[0]), b;
+    for (int k = 0; k < 4; ++k) {
+      step.launch(sa, cfg);
+      b = step_ref(a);
+      std::swap(ma[0].storage, sa[0].storage);
+      std::swap(ma[1].storage, sa[1].storage);
+      mix.launch(ma, cfg);
+      for (size_t i = 0; i < kN; ++i) a[i] = (a[i] + 3 * b[i]) & 0xFFFF;
+      if (k == 1) {  // mid-chain: both buffers read while they stay tracked
+        data->sync(ma[0]);
+        data->sync(ma[1]);
+        CHECK(ints(ma[0]) == a);
+        CHECK(ints(ma[1]) == b);
+      }
+      std::swap(ma[0].storage, sa[0].storage);
+      std::swap(ma[1].storage, sa[1].storage);
+    }
+    data->sync(sa[0]);
+    data->sync(sa[1]);
+    CHECK(ints(sa[0]) == a);
+    CHECK(ints(sa[1]) == b);
+    const DeviceData::Moved m = data->moved();
+    if (cfg.gpu == 0) CHECK(m.h2d_bytes + m.d2h_bytes == 0);  // the CPU alone: host memory is the only copy used
+  }
+}
+
+TEST_CASE("resident buffers: a refused launch leaves every copy as it was, and misuse is refused by name") {
+  const Spec s = step_spec();
+  auto data = std::make_shared<DeviceData>(two_devices());
+  Executor ex(s, kStep, two_devices(), options(data, true));
+  auto args = make_args(s);
+  const std::vector<int> expect = step_ref(ints(args[0]));
+  ex.launch(args, Config{0, 1});
+  std::swap(args[0].storage, args[1].storage);
+  *args[3].as<int>() = 1 << 20;  // the output index shifted far past the buffer: refused before any enqueue
+  CHECK_THROWS_AS(ex.launch(args, Config{0.5, 0.5}), LaunchError);
+  CHECK_FALSE(data->host_current(args[0]));  // the first launch's result is still on the GPU alone
+  data->sync(args[0]);
+  CHECK(ints(args[0]) == expect);
+  *args[3].as<int>() = 0;
+  ex.launch(args, Config{0.5, 0.5});
+  data->sync(args[1]);
+  CHECK(ints(args[1]) == step_ref(expect));
+
+  // A buffer's memory handed to another of another size without forget; after forget it is a new buffer.
+  ArgData smaller;
+  smaller.storage = std::move(args[1].storage);
+  smaller.bytes = 16;
+  CHECK_THROWS_WITH(data->track(smaller), Catch::Contains("forget a buffer before its memory is freed"));
+  args[1].storage = std::move(smaller.storage);
+  data->forget(args[1]);
+  smaller.storage = std::move(args[1].storage);
+  CHECK_NOTHROW(data->track(smaller));
+  // Modes without GPU copies, and a selection without a GPU.
+  ExecutorOptions svm = options(data, false);
+  svm.memory = MemoryMode::svm;
+  CHECK_THROWS_WITH(Executor(s, kStep, two_devices(), svm), Catch::Contains("need memory mode copy or auto"));
+  cl::Selection cpu_only = two_devices();
+  cpu_only.gpu.reset();
+  CHECK_THROWS_WITH(DeviceData(cpu_only), Catch::Contains("no GPU"));
+}
