@@ -13,6 +13,7 @@
 #include "dop/platform.hpp"
 #include "dop/predictor.hpp"
 #if DOP_ANALYSIS
+#include "dop/dataset.hpp"  // parse_number
 #include "dop/trainer.hpp"
 #endif
 
@@ -205,10 +206,9 @@ void run_train(const TrainFlags& f) {
     const std::string set = p.substr(0, eq);
     if (std::none_of(d.workloads.begin(), d.workloads.end(), [&](const train::Workload& w) { return w.set == set; }))
       throw UsageError("--set-weight '" + p + "': no workload of set '" + set + "' in " + f.data);
-    char* end = nullptr;
-    const double w = std::strtod(p.c_str() + eq + 1, &end);
-    if (end == p.c_str() + eq + 1 || *end) throw UsageError("--set-weight '" + p + "': the weight is not a number");
-    o.set_weights[set] = w;
+    const std::optional<double> w = parse_number(p.substr(eq + 1));
+    if (!w) throw UsageError("--set-weight '" + p + "': the weight is not a number");
+    o.set_weights[set] = *w;
   }
   if (!f.platform.empty()) {
     const json pj = json::parse(read_text(f.platform), nullptr, false);

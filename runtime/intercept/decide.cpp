@@ -224,8 +224,9 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
     // takes far less each than the wall time says).
     const double wall = ms_between(m.first, now);
     const double so_far = m.native_n == 0 ? wall : std::min(double(launch) * m.native_ms, wall);
-    native = so_far < s.explore_ms || m.native_n == 0;
-    d.timed = !(so_far < s.explore_ms);  // the application's device once, then the model's choice
+    const bool budget_spent = so_far >= s.explore_ms;
+    d.timed = budget_spent;  // the application's device once, then the model's choice
+    native = !budget_spent || m.native_n == 0;
   } else if (m.native_n == 0 && m.dop_n == 0) {
     native = false;  // DOP_AUTO_FIRST=model
     d.timed = true;

@@ -1,6 +1,7 @@
 // The interposer's kernel forms and recording (forms.hpp).
 #include "forms.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -78,11 +79,10 @@ dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop:
 
 void resolve_program_forms(const dop::KernelFormsResolver& forms, cl_program program, const std::string& source,
                            const std::string& options, const LogFn& log) {
-  for (const std::string& name : kernel_names(program)) {
-    bool bundled = false;
-    for (const auto& b : forms.bundles()) bundled = bundled || b.second.kernel == name;
-    if (bundled) resolve_forms(forms, {source, name, options, {}}, log);
-  }
+  const auto& bundles = forms.bundles();
+  for (const std::string& name : kernel_names(program))
+    if (std::any_of(bundles.begin(), bundles.end(), [&](const auto& b) { return b.second.kernel == name; }))
+      resolve_forms(forms, {source, name, options, {}}, log);
 }
 
 void record_build(cl_program program, const std::string& source, const std::string& options, const LogFn& log) {
