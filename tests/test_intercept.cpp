@@ -579,7 +579,7 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
   const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
   const std::string exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
-                           "' exec --config auto --model '" + model + "' --log -- '" + app() + "' ";
+                           "' exec --config auto --model '" + model + "' --log -- '" + app() + "'";
   // The launches before the budget is spent: the application's device (pocl:0 here), untimed, nothing decided.
   auto before_model = [](const std::vector<std::string>& lines, size_t n) {
     for (size_t i = 0; i < n; ++i) {
@@ -598,21 +598,24 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
     while (k < lines.size() && field(lines[k], "model") == "later") ++k;
     return k;
   };
-  auto r = run_command("DOP_AUTO_EXPLORE_MS=100000 " + exec + "vecadd 65536 20");
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("vecadd: OK") != std::string::npos);
-  auto lines = log_lines(r.out, "vecadd");
-  REQUIRE(lines.size() == 20);
+  // `n` launches of vecadd under `cmd` (ending with the application): their log lines, and the run's output.
+  std::string out;
+  auto vecadd = [&out](const std::string& cmd, size_t n) {
+    const auto r = run_command(cmd + " vecadd 65536 " + std::to_string(n));
+    out = r.out;
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("vecadd: OK") != std::string::npos);
+    auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == n);
+    return lines;
+  };
+  auto lines = vecadd("DOP_AUTO_EXPLORE_MS=100000 " + exec, 20);
   before_model(lines, lines.size());
 
   // A budget that the run crosses (launches of about 0.1 ms or more, each waited for).
-  r = run_command("DOP_AUTO_EXPLORE_MS=2 " + exec + "vecadd 65536 300");
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("vecadd: OK") != std::string::npos);
-  lines = log_lines(r.out, "vecadd");
-  REQUIRE(lines.size() == 300);
+  lines = vecadd("DOP_AUTO_EXPLORE_MS=2 " + exec, 300);
+  INFO(out);
   const size_t k = first_asked(lines);
   REQUIRE(k >= 1);  // the class's first launch never spends a budget above 0
   REQUIRE(k < lines.size());
@@ -647,22 +650,13 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
   // that needs it falls back saying why, and so do the later ones. DOP_AUTO_EXPLORE_MS=0: at the first launch.
   const std::string bare = "env -u DOP_BUNDLES -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/empty' DOP_MODEL='" + model +
                            "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 ";
-  r = run_command(bare + "DOP_AUTO_EXPLORE_MS=100000 '" + app() + "' vecadd 65536 5");
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("vecadd: OK") != std::string::npos);
-  lines = log_lines(r.out, "vecadd");
-  REQUIRE(lines.size() == 5);
+  lines = vecadd(bare + "DOP_AUTO_EXPLORE_MS=100000 '" + app() + "'", 5);
   before_model(lines, lines.size());
   const std::string no_code = "fallback: dop failed: DOP_CONFIG=auto: no bundle of kernel 'vecadd'";
   const std::string failed_before = "fallback: failed before: DOP_CONFIG=auto: no bundle of kernel 'vecadd'";
   for (const std::string budget : {"2", "0"}) {
-    r = run_command(bare + "DOP_AUTO_EXPLORE_MS=" + budget + " '" + app() + "' vecadd 65536 300");
-    INFO(r.out);
-    REQUIRE(r.rc == 0);
-    CHECK(r.out.find("vecadd: OK") != std::string::npos);
-    lines = log_lines(r.out, "vecadd");
-    REQUIRE(lines.size() == 300);
+    lines = vecadd(bare + "DOP_AUTO_EXPLORE_MS=" + budget + " '" + app() + "'", 300);
+    INFO(out);
     const size_t at = first_asked(lines);
     CHECK((budget == "0" ? at == 0 : at >= 1));
     REQUIRE(at < lines.size());
