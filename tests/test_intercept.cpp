@@ -578,8 +578,9 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
   const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_deferred";
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
   const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
-  const std::string exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
-                           "' exec --config auto --model '" + model + "' --log -- '" + app() + "'";
+  const std::string dop_exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
+                               "' exec --config auto --model '" + model + "' ";
+  const std::string exec = dop_exec + "--log -- '" + app() + "'";
   // The launches before the budget is spent: the application's device (pocl:0 here), untimed, nothing decided.
   auto before_model = [](const std::vector<std::string>& lines, size_t n) {
     for (size_t i = 0; i < n; ++i) {
@@ -645,6 +646,14 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
       CHECK(field(lines[i], "route") == "native");
     }
   }
+
+  // A queue on neither of dop's devices (three here; the application on pocl:0): asked at the first launch, as before.
+  lines = vecadd(
+      "POCL_DEVICES='pthread pthread pthread' " + dop_exec + "--cpu pocl:1 --gpu pocl:2 --log -- '" + app() + "'", 3);
+  INFO(out);
+  CHECK(field(lines[0], "class") == "new");
+  CHECK(std::stod(field(lines[0], "decide_us")) > 0);
+  for (const auto& l : lines) CHECK(field(l, "model").empty());
 
   // Without code features (no bundle, no bundler): nothing to report while the model is not needed; the first launch
   // that needs it falls back saying why, and so do the later ones. DOP_AUTO_EXPLORE_MS=0: at the first launch.
