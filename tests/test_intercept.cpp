@@ -418,7 +418,8 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   REQUIRE(r.rc == 0);
   lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 1);
-  CHECK(field(lines[0], "auto") == (chosen == "1,0" ? "model" : "native"));  // a class starts natively
+  CHECK(field(lines[0], "auto") == "native");  // a class starts natively, before the model is asked
+  CHECK(field(lines[0], "model") == "later");
   r = run_command("env -u DOP_MODEL '" + dop + "' exec --config auto -- '" + app() + "' vecadd 1024 1");
   CHECK(r.rc == 2);  // bad usage
   CHECK(r.out.find("--config auto needs --model") != std::string::npos);
@@ -516,8 +517,9 @@ TEST_CASE("intercept: a kernel without forms says how to get bundles, and a near
 
 #if DOP_ANALYSIS
 // Under DOP_CONFIG=auto a launch class spans the NDRanges of one power of two of work-items (and the scalars the
-// model does not read): its first launch asks the model, the later ones, whatever their exact shape, take the class's
-// decision from the memo (class=known, the first launch's decide_us), and what the class measured is shared.
+// model does not read): the model is asked once per class (with no exploration budget, at its first launch), the
+// later launches, whatever their exact shape, take the class's decision from the memo (class=known, the first
+// launch's decide_us), and what the class measured is shared.
 TEST_CASE("intercept: under auto, shapes of one launch class share its decision and its measurements", "[intercept]") {
   const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_classes";
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
@@ -525,30 +527,37 @@ TEST_CASE("intercept: under auto, shapes of one launch class share its decision 
   const std::string env = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' ";
   const std::string exec = "'" + dop::test::dop_binary() + "' exec --config auto --model '" + model + "' --log -- '";
   // 8 launches of 69632 - 64 r work-items (r = 0..7: all within [65536, 131072)), then one of 34816.
-  auto r = run_command(env + exec + app() + "' shapes 69632 8");
+  // The model asked at a class's first launch: with no budget, or a class that starts with it (DOP_AUTO_FIRST=model),
+  // or its choice taken as it is (DOP_AUTO_CHECK=0).
+  for (const std::string first : {"DOP_AUTO_EXPLORE_MS=0", "DOP_AUTO_FIRST=model DOP_AUTO_EXPLORE_MS=100000",
+                                  "DOP_AUTO_CHECK=0 DOP_AUTO_EXPLORE_MS=100000"}) {
+    auto r = run_command(env + first + " " + exec + app() + "' shapes 69632 8");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("shapes: OK") != std::string::npos);
+    auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == 9);
+    CHECK(field(lines[0], "class") == "new");
+    CHECK(field(lines[0], "global") == "69632");
+    CHECK(std::stod(field(lines[0], "decide_us")) > 0);
+    CHECK(field(lines[0], "model").empty());
+    for (size_t i = 1; i < 8; ++i) {
+      CHECK(field(lines[i], "global") == std::to_string(69632 - 64 * i));
+      CHECK(field(lines[i], "class") == "known");
+      CHECK(field(lines[i], "decide_us") == field(lines[0], "decide_us"));  // the model was not asked again
+    }
+    CHECK(field(lines[8], "global") == "34816");
+    CHECK(field(lines[8], "class") == "new");  // another power of two: another class
+    for (const auto& l : lines) CHECK(l.find("fallback") == std::string::npos);
+  }
+
+  // What the class measured is shared by its shapes: with no exploration budget, the application's device is timed
+  // at the first shape, the model's choice at the second, and the third runs the faster way measured.
+  auto r = run_command(env + "DOP_AUTO_EXPLORE_MS=0 " + exec + app() + "' shapes 69632 8");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("shapes: OK") != std::string::npos);
   auto lines = log_lines(r.out, "vecadd");
-  REQUIRE(lines.size() == 9);
-  CHECK(field(lines[0], "class") == "new");
-  CHECK(field(lines[0], "global") == "69632");
-  for (size_t i = 1; i < 8; ++i) {
-    CHECK(field(lines[i], "global") == std::to_string(69632 - 64 * i));
-    CHECK(field(lines[i], "class") == "known");
-    CHECK(field(lines[i], "decide_us") == field(lines[0], "decide_us"));  // the model was not asked again
-  }
-  CHECK(field(lines[8], "global") == "34816");
-  CHECK(field(lines[8], "class") == "new");  // another power of two: another class
-  for (const auto& l : lines) CHECK(l.find("fallback") == std::string::npos);
-
-  // What the class measured is shared by its shapes: with no exploration budget, the application's device is timed
-  // at the first shape, the model's choice at the second, and the third runs the faster way measured.
-  r = run_command(env + "DOP_AUTO_EXPLORE_MS=0 " + exec + app() + "' shapes 69632 8");
-  INFO(r.out);
-  REQUIRE(r.rc == 0);
-  CHECK(r.out.find("shapes: OK") != std::string::npos);
-  lines = log_lines(r.out, "vecadd");
   REQUIRE(lines.size() == 9);
   if (field(lines[0], "auto") == "native" && field(lines[0], "route") == "native" &&
       lines[0].find("config=1,0 ") != std::string::npos && field(lines[1], "auto") == "model") {
@@ -558,6 +567,111 @@ TEST_CASE("intercept: under auto, shapes of one launch class share its decision 
   } else {
     // The model chose the application's device (pocl:0 in whole): nothing to measure.
     for (size_t i = 0; i < 8; ++i) CHECK(field(lines[i], "auto") == "model");
+  }
+}
+
+// Under auto (the measured check on, a queue on one of dop's devices) a class runs natively, untimed, until its
+// exploration budget (DOP_AUTO_EXPLORE_MS) is spent, and the model is not asked before (model=later: no decision, no
+// executor, no dop launch); a kernel without code features says so only when the model is needed. The class's first
+// launch after the budget asks the model (model=asked) and the class goes on as one asked at its first launch does.
+TEST_CASE("intercept: under auto a class asks the model only once its exploration budget is spent", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_deferred";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  const std::string dop_exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
+                               "' exec --config auto --model '" + model + "' ";
+  const std::string exec = dop_exec + "--log -- '" + app() + "'";
+  // The launches before the budget is spent: the application's device (pocl:0 here), untimed, nothing decided.
+  auto before_model = [](const std::vector<std::string>& lines, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      INFO(lines[i]);
+      CHECK(field(lines[i], "auto") == "native");
+      CHECK(field(lines[i], "model") == "later");
+      CHECK(field(lines[i], "decide_us") == "0.000");
+      CHECK(field(lines[i], "class") == (i == 0 ? "new" : "known"));
+      CHECK(field(lines[i], "route") == "native");
+      CHECK(field(lines[i], "config") == "1,0");
+    }
+  };
+  // The first launch after the budget: those before it, and it.
+  auto first_asked = [](const std::vector<std::string>& lines) {
+    size_t k = 0;
+    while (k < lines.size() && field(lines[k], "model") == "later") ++k;
+    return k;
+  };
+  // `n` launches of vecadd under `cmd` (ending with the application): their log lines, and the run's output.
+  std::string out;
+  auto vecadd = [&out](const std::string& cmd, size_t n) {
+    const auto r = run_command(cmd + " vecadd 65536 " + std::to_string(n));
+    out = r.out;
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("vecadd: OK") != std::string::npos);
+    auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == n);
+    return lines;
+  };
+  auto lines = vecadd("DOP_AUTO_EXPLORE_MS=100000 " + exec, 20);
+  before_model(lines, lines.size());
+
+  // A budget that the run crosses (launches of about 0.1 ms or more, each waited for).
+  lines = vecadd("DOP_AUTO_EXPLORE_MS=2 " + exec, 300);
+  INFO(out);
+  const size_t k = first_asked(lines);
+  REQUIRE(k >= 1);  // the class's first launch never spends a budget above 0
+  REQUIRE(k < lines.size());
+  before_model(lines, k);
+  CHECK(field(lines[k], "model") == "asked");
+  CHECK(field(lines[k], "class") == "known");
+  CHECK(std::stod(field(lines[k], "decide_us")) > 0);
+  CHECK(field(lines[k], "route") == "native");
+  for (size_t i = k + 1; i < lines.size(); ++i) {
+    INFO(lines[i]);
+    CHECK(field(lines[i], "model").empty());
+    CHECK(field(lines[i], "decide_us") == field(lines[k], "decide_us"));  // not asked again
+    CHECK(field(lines[i], "class") == "known");
+  }
+  if (field(lines[k], "auto") == "native") {
+    // The model chose something other than pocl:0 in whole: the application's device is timed (this launch), the
+    // model's choice is tried once the native launches may have taken the budget, then the faster way runs.
+    size_t j = k + 1;
+    while (j < lines.size() && field(lines[j], "auto") == "native") ++j;
+    REQUIRE(j < lines.size());
+    CHECK(field(lines[j], "auto") == "model");
+    CHECK(field(lines[j], "route") == "dop");
+    for (size_t i = j + 1; i < lines.size(); ++i) CHECK(field(lines[i], "auto") == "measured");
+  } else {
+    for (size_t i = k; i < lines.size(); ++i) {  // the application's device, as the model chose: nothing to check
+      CHECK(field(lines[i], "auto") == "model");
+      CHECK(field(lines[i], "route") == "native");
+    }
+  }
+
+  // A queue on neither of dop's devices (three here; the application on pocl:0): asked at the first launch, as before.
+  lines = vecadd(
+      "POCL_DEVICES='pthread pthread pthread' " + dop_exec + "--cpu pocl:1 --gpu pocl:2 --log -- '" + app() + "'", 3);
+  INFO(out);
+  CHECK(field(lines[0], "class") == "new");
+  CHECK(std::stod(field(lines[0], "decide_us")) > 0);
+  for (const auto& l : lines) CHECK(field(l, "model").empty());
+
+  // Without code features (no bundle, no bundler): nothing to report while the model is not needed; the first launch
+  // that needs it falls back saying why, and so do the later ones. DOP_AUTO_EXPLORE_MS=0: at the first launch.
+  const std::string bare = "env -u DOP_BUNDLES -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/empty' DOP_MODEL='" + model +
+                           "' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto DOP_LOG=1 ";
+  lines = vecadd(bare + "DOP_AUTO_EXPLORE_MS=100000 '" + app() + "'", 5);
+  before_model(lines, lines.size());
+  const std::string no_code = "fallback: dop failed: DOP_CONFIG=auto: no bundle of kernel 'vecadd'";
+  const std::string failed_before = "fallback: failed before: DOP_CONFIG=auto: no bundle of kernel 'vecadd'";
+  for (const std::string budget : {"2", "0"}) {
+    lines = vecadd(bare + "DOP_AUTO_EXPLORE_MS=" + budget + " '" + app() + "'", 300);
+    INFO(out);
+    const size_t at = first_asked(lines);
+    CHECK((budget == "0" ? at == 0 : at >= 1));
+    REQUIRE(at < lines.size());
+    before_model(lines, at);
+    CHECK_THAT(lines[at], Catch::Contains(no_code) && Catch::Contains("no code features"));
+    for (size_t i = at + 1; i < lines.size(); ++i) CHECK_THAT(lines[i], Catch::Contains(failed_before));
   }
 }
 
@@ -674,10 +788,10 @@ TEST_CASE("intercept: forms made on the fly and cached let DOP_CONFIG=auto run w
   REQUIRE(!lines.empty());
   CHECK(!field(lines.back(), "auto").empty());
 
-  // An analysis that does not finish in time: a negative entry with the reason, the launch falls back under auto,
-  // and a later process does not try again.
+  // An analysis that does not finish in time: a negative entry with the reason, the launch falls back under auto
+  // (where the model is asked at once: no exploration budget), and a later process does not try again.
   const std::string neg = "DOP_CACHE_DIR='" + dir + "/negative' DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
-                          "' DOP_LOG=1 DOP_CONFIG=auto ";
+                          "' DOP_LOG=1 DOP_CONFIG=auto DOP_AUTO_EXPLORE_MS=0 ";
   r = run_command(neg + "DOP_BUNDLER='" + dop + "' DOP_BUNDLER_TIMEOUT=0.001 '" + app() + "' vecadd 65536 1");
   INFO(r.out);
   REQUIRE(r.rc == 0);

@@ -92,15 +92,14 @@ pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
   return v;
 }
 
-// The launch's executor, made at the first launch of its key (decide() has initialised dop and looked for an earlier
-// failure of the key). Called with the guard set. Throws (the launch falls back) when dop cannot make one; the reason
-// is remembered for the key.
-std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
+// The launch's entry, made at the first launch of its key (decide() has initialised dop and looked for an earlier
+// failure of the key): what the kernel's forms say (argument names and declared scalar types, footprint, malleable
+// form) and under auto its model. No executor: make_executor makes it when a launch needs it. Called with the guard
+// set.
+std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
   std::lock_guard<std::mutex> l(s.m);
   auto& e = s.executors[key];
   if (e) return e;
-  ExecutorOptions opt;
-  opt.memory = s.memory;
   const KernelForms forms =
       dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
   // The kernel's argument names (its footprint and the model's size expressions use them) and its scalars' types.
@@ -110,33 +109,21 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
     for (size_t i = 0; i < spec.args.size(); ++i)
       if (spec.args[i].kind == ArgKind::scalar)
         spec.args[i].type = declared_type(forms.arg_types[i], spec.args[i].type);
-  if (s.auto_config) {
-    if (!forms.code) {
-      s.failed[key] = "DOP_CONFIG=auto: " + forms.no_code;
-      throw std::runtime_error(s.failed[key]);
-    }
+  auto fresh = std::make_shared<DopState::Entry>();
+  fresh->options.memory = s.memory;
+  if (s.auto_config && !forms.code) {
+    fresh->no_model = "DOP_CONFIG=auto: " + forms.no_code;
+  } else if (s.auto_config) {
     AutoModel m;
     m.predictor = s.predictor;
     m.kernel_id = forms.origin + ":" + plan.kernel_name;
-    opt.model = std::move(m);
+    fresh->options.model = std::move(m);
   }
-  apply_forms(forms, opt);
-  auto fresh = std::make_shared<DopState::Entry>();
-  fresh->model = opt.model;
+  apply_forms(forms, fresh->options);
+  fresh->model = fresh->options.model;
   fresh->footprint = forms.footprint;  // what a launch fetches and leaves stale (dop_route.cpp)
-  fresh->exec = std::make_unique<Executor>(spec, *plan.source, s.sel, opt);
-  if (s.memory == MemoryMode::svm) {
-    fresh->args = fresh->exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
-  } else {
-    const Spec& es = fresh->exec->spec();
-    fresh->args.resize(es.args.size());
-    for (size_t i = 0; i < es.args.size(); ++i) {
-      fresh->args[i].spec = &es.args[i];
-      // A scalar's storage (guarded host memory: a page and its guard region) is made at its first dop launch
-      // (set_scalars): a launch that runs natively needs none.
-      if (es.args[i].kind == ArgKind::scalar) fresh->args[i].bytes = type_size(es.args[i].type);
-    }
-  }
+  fresh->spec = std::move(spec);
+  fresh->source = plan.source;
   e = std::move(fresh);
   return e;
 }
@@ -211,20 +198,30 @@ uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
 // short run pays none), their number times that. Then the model's choice is timed, and each launch runs the faster
 // way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
 // and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
+// Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
+// its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
+// it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
+// stream of tiny launches takes far less each than the wall time says). Called with s.m held.
+bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Clock::time_point now) {
+  const double wall = m.launches == 0 ? 0 : ms_between(m.first, now);
+  const double so_far = m.native_n == 0 ? wall : std::min(double(m.launches) * m.native_ms, wall);
+  return so_far >= s.explore_ms;
+}
+
+// Counts a launch of the class (at `now`) for exploration_budget_spent. Called with s.m held.
+int count_launch(DopState::Measured& m, Clock::time_point now) {
+  if (m.launches == 0) m.first = now;
+  return m.launches++;
+}
+
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
-  const int launch = m.launches++;
   const auto now = Clock::now();
-  if (launch == 0) m.first = now;
+  const bool budget_spent = exploration_budget_spent(s, m, now);
+  const int launch = count_launch(m, now);
   bool native;
   if (m.dop_n == 0 && s.native_first) {
-    // The class's native time so far: at most the wall time since its first launch, and once a launch was timed,
-    // its number of launches at that time (a timed launch waits for the queue to drain: a stream of tiny launches
-    // takes far less each than the wall time says).
-    const double wall = ms_between(m.first, now);
-    const double so_far = m.native_n == 0 ? wall : std::min(double(launch) * m.native_ms, wall);
-    const bool budget_spent = so_far >= s.explore_ms;
     d.timed = budget_spent;  // the application's device once, then the model's choice
     native = !budget_spent || m.native_n == 0;
   } else if (m.native_n == 0 && m.dop_n == 0) {
@@ -244,13 +241,39 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
 }
 
+// The configuration that is the device `dev` in whole, when it is one of dop's devices.
+std::optional<Config> own_device_config(const DopState& s, cl_device_id dev) {
+  if (s.sel.gpu && dev == s.sel.gpu->device) return Config{0, 1};
+  if (s.sel.cpu && dev == s.sel.cpu->device) return Config{1, 0};
+  return std::nullopt;
+}
+
 // What the decided configuration means for this launch on the device `dev` of its queue: the application's device
 // in whole (native), or under auto a choice to check against it by measurement. Called with s.m held.
 void route(DopState& s, cl_device_id dev, Decision& d) {
   d.native = native_route(d.config, dev, s.sel);
   if (!d.automatic) return;
-  const bool on_gpu = s.sel.gpu && dev == s.sel.gpu->device, on_cpu = s.sel.cpu && dev == s.sel.cpu->device;
-  if (!d.native && (on_gpu || on_cpu) && s.check_auto) check_against_native(s, d, on_gpu ? Config{0, 1} : Config{1, 0});
+  const std::optional<Config> own = own_device_config(s, dev);
+  if (!d.native && own && s.check_auto) check_against_native(s, d, *own);
+}
+
+// Under auto with the measured check, where a class starts on the application's device (one of dop's): whatever the
+// model would choose, the class's launches run natively, untimed, until its exploration budget is spent
+// (check_against_native), so the model is asked only then (decide()), and the executor made only for a dop launch:
+// a class that never runs long enough costs its launches nothing but the memo's lookup.
+bool model_deferred(const DopState& s, cl_device_id dev) {
+  return s.auto_config && s.check_auto && s.native_first && own_device_config(s, dev);
+}
+
+// A launch of a class whose model is not asked yet (model_deferred, its budget not spent): on the application's
+// device, untimed, counted for the budget. Called with s.m held.
+void run_before_model(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Decision& d) {
+  count_launch(*c.measured, Clock::now());
+  d.config = *own_device_config(s, dev);
+  d.native = true;
+  d.measured = c.measured;
+  d.way = "native";
+  d.model = "later";
 }
 
 // Where a launch's data is, for the model (pred::LaunchShape::data_on_gpu, the dataset's data_on): on the GPU when
@@ -277,6 +300,33 @@ void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Dec
 }
 
 }  // namespace
+
+void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& key) {
+  if (entry.exec) return;
+  try {
+    auto exec = std::make_unique<Executor>(spec, *entry.source, s.sel, entry.options);
+    std::vector<ArgData> args;
+    if (s.memory == MemoryMode::svm) {
+      args = exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
+    } else {
+      const Spec& es = exec->spec();
+      args.resize(es.args.size());
+      for (size_t i = 0; i < es.args.size(); ++i) {
+        args[i].spec = &es.args[i];
+        // A scalar's storage (guarded host memory: a page and its guard region) is made at its first dop launch
+        // (set_scalars): a launch that runs natively needs none.
+        if (es.args[i].kind == ArgKind::scalar) args[i].bytes = type_size(es.args[i].type);
+      }
+    }
+    entry.exec = std::move(exec);
+    entry.args = std::move(args);
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> l(s.m);
+    s.failed[key] = e.what();
+    entry.failed = true;
+    throw;
+  }
+}
 
 std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
                         const size_t* local, LaunchPlan& plan, bool& tracked) {
@@ -372,14 +422,11 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     auto f = s.failed.find(d.key);
     if (f != s.failed.end()) return "failed before: " + f->second;
   }
-  d.entry = executor_for(s, plan, *spec, d.key);
-  {
-    std::lock_guard<std::mutex> l(d.entry->m);  // the kernel's argument names, from its forms
-    const Spec& es = d.entry->exec->spec();
-    for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) {
-      spec->args[i].name = es.args[i].name;
-      if (spec->args[i].kind == ArgKind::scalar) spec->args[i].type = es.args[i].type;
-    }
+  d.entry = entry_for(s, plan, *spec, d.key);
+  const Spec& es = d.entry->spec;  // the kernel's argument names and scalar types, from its forms (never changed)
+  for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) {
+    spec->args[i].name = es.args[i].name;
+    if (spec->args[i].kind == ArgKind::scalar) spec->args[i].type = es.args[i].type;
   }
   d.spec = spec;
   std::string ckey;
@@ -388,21 +435,47 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     std::lock_guard<std::mutex> l(t.m);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "kernel no longer known";
-    if (d.automatic) k->second.class_scalars = model_scalars(*d.entry->model, *spec);
+    if (d.automatic) k->second.class_scalars = d.entry->model ? model_scalars(*d.entry->model, *spec) : 0;
     class_key(t, k->second, work_dim, global, local, ckey);
   }
   const cl_device_id dev = queue_device(queue);
   d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
   ckey += d.data_on_gpu ? 'g' : 'h';
+  if (d.automatic && model_deferred(s, dev)) {
+    // The class runs natively until its budget is spent; its first launch after that asks the model.
+    std::lock_guard<std::mutex> l(s.m);
+    DopState::Measured& m = s.measured[d.key + '\0' + ckey];
+    DopState::KernelMemo& memo = s.memo[kernel];
+    memo.name = plan.kernel_name;
+    auto c = memo.classes.find(ckey);
+    const bool pending = c == memo.classes.end() || c->second.model_pending;
+    if (pending && !exploration_budget_spent(s, m, Clock::now())) {
+      d.known_class = c != memo.classes.end();
+      if (!d.known_class)
+        c = memo.classes.emplace(ckey, DopState::ClassMemo{d.entry, d.spec, d.key, {}, 0, &m, true}).first;
+      memo.last = &*c;
+      run_before_model(s, c->second, dev, d);
+      return {};
+    }
+    if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
+  }
   if (d.automatic) {
+    if (!d.entry->model) {  // no code features: the launch, and the key's later ones, fall back saying why
+      std::lock_guard<std::mutex> l(s.m);
+      s.failed[d.key] = d.entry->no_model;
+      d.entry->failed = true;
+      throw std::runtime_error(d.entry->no_model);
+    }
     // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
-    // the launch. A launch that leaves the work-group size open is asked at the executor's choice.
+    // the launch. A launch that leaves the work-group size open is asked at the executor's choice (the executor is
+    // made for it).
     const auto t = Clock::now();
     pred::LaunchShape shape;
     shape.work_dim = work_dim;
     std::vector<size_t> wg;
     if (!local) {
       std::lock_guard<std::mutex> l(d.entry->m);
+      make_executor(s, *d.entry, *spec, d.key);
       wg = d.entry->exec->local_size();
     }
     for (cl_uint i = 0; i < work_dim; ++i) {
@@ -422,8 +495,8 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   d.measured = &s.measured[d.key + '\0' + ckey];
   auto& memo = s.memo[kernel];
   memo.name = plan.kernel_name;
-  auto c = memo.classes.insert_or_assign(
-      ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured});
+  auto c = memo.classes.insert_or_assign(  // a class that ran before its model was asked keeps its times (measured)
+      ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured, false});
   memo.last = &*c.first;
   route(s, dev, d);
   return {};
@@ -458,9 +531,16 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     }
     const DopState::ClassMemo& c = memo.last->second;
     if (c.entry->failed) return false;  // decide() says why
-    d.automatic = s.auto_config;
+    if (c.model_pending) {
+      // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
+      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, Clock::now())) return false;
+      d.automatic = true;
+      run_before_model(s, c, dev, d);
+    } else {
+      d.automatic = s.auto_config;
+      take_class(s, c, dev, d);
+    }
     d.known_class = true;
-    take_class(s, c, dev, d);
     if (log_enabled()) name = memo.name;
   }
   return true;

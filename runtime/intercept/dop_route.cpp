@@ -25,7 +25,7 @@ void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
   const Spec& es = entry.exec->spec();
   for (size_t i = 0; i < es.args.size(); ++i)
     if (es.args[i].kind == ArgKind::scalar) {
-      if (entry.args[i].storage.empty()) entry.args[i].storage.resize(1);  // at the first dop launch (executor_for)
+      if (entry.args[i].storage.empty()) entry.args[i].storage.resize(1);  // at the first dop launch (make_executor)
       std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
     }
 }
@@ -94,6 +94,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   DopState::Entry& entry = *d.entry;
   // The buffers' states are held for the whole launch (dop launches run one at a time: this is the worker).
   std::lock_guard<std::mutex> entry_lock(entry.m);
+  make_executor(s, entry, *d.spec, d.key);  // at the entry's first dop launch (synchronous: a failure falls back)
   bind_shape(entry, *d.spec);
   const Spec& es = entry.exec->spec();
   std::vector<std::unique_lock<std::mutex>> held;

@@ -42,8 +42,9 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
   std::string line = "kernel=" + plan.kernel_name + " global=" + dims(work_dim, global) +
                      " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
   if (d.automatic)
-    line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
-            (d.known_class ? " class=known" : " class=new") + (d.data_on_gpu ? " data=gpu" : " data=host");
+    line += std::string(" auto=") + d.way + (d.model ? std::string(" model=") + d.model : "") +
+            " decide_us=" + fmt_ms(d.decide_us) + (d.known_class ? " class=known" : " class=new") +
+            (d.data_on_gpu ? " data=gpu" : " data=host");
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
   line += " enqueue_ms=" + fmt_ms(enqueue_ms) + " call_us=" + fmt_ms(ms_between(entered, Clock::now()) * 1e3);

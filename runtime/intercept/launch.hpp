@@ -37,15 +37,21 @@ struct DopState {
   std::shared_ptr<const pred::Predictor> predictor;
   std::unique_ptr<KernelFormsResolver> forms;  // the kernels' forms, from the bundles of DOP_BUNDLES
   MemoryMode memory = MemoryMode::automatic;
-  // One executor per program, kernel and argument signature, rebound to each launch shape.
+  // One entry per program, kernel and argument signature: what its first launch reads of the kernel's forms (set
+  // then, never changed), and its executor, made only for a launch that needs it (make_executor) and rebound to each
+  // launch shape.
   struct Entry {
-    std::mutex m;  // guards exec and args
-    std::unique_ptr<Executor> exec;
+    std::mutex m;                    // guards exec and args
+    std::unique_ptr<Executor> exec;  // null until the first dop launch, or the model's question that needs it
     std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
     std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
+    std::string no_model;            // DOP_CONFIG=auto without `model`: why (reported when the model is needed)
     Footprint footprint;             // the kernel's, from its forms (empty: no buffer is bounded)
+    Spec spec;  // the first launch's, with the kernel's argument names and declared scalar types (from its forms)
+    std::shared_ptr<const std::string> source;
+    ExecutorOptions options;  // what the executor is made with (its forms, the memory mode, the model)
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
@@ -68,6 +74,7 @@ struct DopState {
     Config model_config;
     double decide_us = 0;
     Measured* measured = nullptr;  // the class's times (a map node: stable)
+    bool model_pending = false;    // the model is not asked yet: the class runs natively until its budget is spent
   };
   struct KernelMemo {
     std::string name;
@@ -134,18 +141,22 @@ struct Decision {
   const char* way = "model";
   bool timed = false;
   double ran_ms = -1;
-  bool async = false;                      // the dop route returned before the launch ran
-  bool known_class = false;                // decided by its launch class's memo (decide_known_class)
+  bool async = false;        // the dop route returned before the launch ran
+  bool known_class = false;  // decided by its launch class's memo (decide_known_class)
+  // Under auto, for the log: "later" (the class runs natively before its model is asked: model_deferred in decide.cpp),
+  // "asked" (asked at this launch, the class's first after its exploration budget), nullptr otherwise.
+  const char* model = nullptr;
   bool data_on_gpu = false;                // under auto: where the launch's data is (decide.cpp, data_on_gpu)
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;
 };
 
-// Decides the launch: DOP_CONFIG, or the model (which needs the launch's executor). Returns why dop cannot run it
+// Decides the launch: DOP_CONFIG, or the model (at the class's first launch, or where the class runs natively first
+// under the measured check, at its first launch once its exploration budget is spent). Returns why dop cannot run it
 // ("" when it can): reasons that hold for every launch of a kernel come back as a string, not an exception, so that
-// a fallback costs the launch no more than the real enqueue. Throws only at a kernel's first launch, when its
-// executor cannot be made (the launch falls back).
+// a fallback costs the launch no more than the real enqueue. Throws (the launch falls back) when the model is to be
+// asked and cannot be: no code features, or no executor for the work-group size the application left open.
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
                    const size_t* global, const size_t* local, const KernelBuffers& kb, const std::string& not_runnable,
                    Decision& d);
@@ -155,6 +166,10 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
 // needs plan_launch (which may find it cannot run) and shape_spec.
 bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
                         const size_t* local, Decision& d, KernelBuffers& kb, std::string& name);
+// The entry's executor, made at its first need (entry.m held) for the launch `spec` (the entry's argument names and
+// types, any shape). A failure is remembered for the key (s.failed; the entry is marked failed) and rethrown: the
+// launch falls back, saying why, and so do the key's later launches.
+void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& key);
 // The launch's spec from the class's (the exact NDRange of this launch); called for dop launches of a known class.
 void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d);
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).
