@@ -124,6 +124,7 @@ std::shared_ptr<DopState::Entry> executor_for(DopState& s, const LaunchPlan& pla
   auto fresh = std::make_shared<DopState::Entry>();
   fresh->model = opt.model;
   fresh->footprint = forms.footprint;  // what a launch fetches and leaves stale (dop_route.cpp)
+  fresh->options = opt;
   fresh->exec = std::make_unique<Executor>(spec, *plan.source, s.sel, opt);
   if (s.memory == MemoryMode::svm) {
     fresh->args = fresh->exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in

@@ -46,6 +46,10 @@ struct DopState {
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
     std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
     Footprint footprint;             // the kernel's, from its forms (empty: no buffer is bounded)
+    ExecutorOptions options;         // exec's, for the executors in application contexts
+    // Per application context on dop's GPU: an executor whose GPU side runs there, on the application's buffers
+    // (dop_route.cpp), made at the context's first dop launch of the kernel.
+    std::map<cl_context, std::unique_ptr<Executor>> in_app;
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
@@ -86,6 +90,8 @@ struct DopState {
   std::deque<std::function<void()>> jobs;
   bool worker_started = false;
   std::map<std::pair<cl_context, cl_device_id>, cl_command_queue> side_queues;
+  // Per application context on dop's GPU: the application's buffers as the GPU's copies (adopted for each launch).
+  std::map<cl_context, std::shared_ptr<DeviceData>> app_data;
 };
 
 DopState& dop_state();
