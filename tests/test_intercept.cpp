@@ -314,12 +314,13 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   CHECK(none.rc != 0);
 }
 
-// The application on dop's GPU (it takes the first device, pocl:0): a dop launch runs its GPU part in the
-// application's context on the application's own buffers (gpu_mem=app), the CPU's on dop's host copies, and the
+// The application on dop's GPU (it takes the first device, pocl:0), in copy mode (automatic is zero-copy over dop's
+// host copies where, as on PoCL, the GPU shares host memory): a dop launch runs its GPU part in the application's
+// context on the application's own buffers (gpu_mem=app), the CPU's on dop's host copies, and the
 // application sees exactly its results through reads, writes, fills, copies, maps, two kernels sharing buffers, a
 // kernel of its own, an out-of-order queue, and a second context. 0,1 is the application's device whole: native.
 TEST_CASE("intercept: with the application on dop's GPU, dop's GPU part works on its buffers in place", "[intercept]") {
-  const std::string exec = "'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --log ";
+  const std::string exec = "'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --memory copy --log ";
   for (const auto& c : kConfigs) {
     const std::string cfg = c.text;
     auto r = run_command(exec + "--config " + cfg + " -- '" + app() + "' resid");
@@ -356,8 +357,9 @@ TEST_CASE("intercept: with the application on dop's GPU, dop's GPU part works on
     REQUIRE(lines.size() == 6);
     for (const auto& l : lines) CHECK(field(l, "gpu_mem") == "app");
   }
-  // Memory modes without GPU copies of the application's buffers work on dop's own, as before.
-  auto r = run_command("DOP_MEMORY=zero-copy " + exec + "--config 0.5,0.5 -- '" + app() + "' rw2d");
+  // Memory modes without GPU copies of the application's buffers (automatic on PoCL: zero-copy) work on dop's own.
+  auto r = run_command("'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --log --config 0.5,0.5 -- '" +
+                       app() + "' rw2d");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   CHECK(r.out.find("rw2d: OK") != std::string::npos);
@@ -651,10 +653,7 @@ TEST_CASE("intercept: auto tells the model where the launch data is", "[intercep
                              "/both.json'");
   INFO(trained.out);
   REQUIRE(trained.rc == 0);
-  // Zero-copy: dop's launches work on its host copies even with the application on dop's GPU (in copy or automatic
-  // mode its GPU part would leave results in the application's buffers, and where they end up would depend on the
-  // devices' shares).
-  const std::string env = "env -u DOP_BUNDLES DOP_AUTO_CHECK=0 DOP_MEMORY=zero-copy DOP_CACHE_DIR='" + dir + "/cache' ";
+  const std::string env = "env -u DOP_BUNDLES DOP_AUTO_CHECK=0 DOP_CACHE_DIR='" + dir + "/cache' ";
   const std::string exec = "'" + dop + "' exec --config auto --model '" + dir + "/both.json' --log ";
   // The application takes the first device, pocl:0: here dop's GPU.
   auto r = run_command(env + exec + "--cpu pocl:1 --gpu pocl:0 -- '" + app() + "' vecadd 65536 3");

@@ -22,12 +22,15 @@ void bind_shape(Executor& exec, const Spec& spec) {
 }
 
 // The application's own memory: where the launch's queue (`side`, dop's queue on the application's context and
-// device) is on dop's GPU and the memory mode keeps GPU copies (copy or automatic), the executor whose GPU side runs
-// in the application's context on its buffers (made at the context's first such launch; entry.m held) and the
+// device) is on dop's GPU and the memory mode keeps GPU copies (copy, or automatic on a GPU with memory of its own:
+// where it shares host memory, automatic runs zero-copy over dop's host copies), the executor whose GPU side runs in
+// the application's context on its buffers (made at the context's first such launch; entry.m held) and the
 // context's DeviceData, which adopts the buffers for each launch. Null otherwise: the launch works on dop's copies.
 Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue side, const LaunchPlan& plan,
                           DeviceData*& data) {
-  if (!s.sel.gpu || (s.memory != MemoryMode::automatic && s.memory != MemoryMode::copy)) return nullptr;
+  if (!s.sel.gpu ||
+      !(s.memory == MemoryMode::copy || (s.memory == MemoryMode::automatic && !s.sel.gpu->host_unified_memory)))
+    return nullptr;
   cl_context ctx = nullptr;
   cl_device_id dev = nullptr;
   cl::check(clGetCommandQueueInfo(side, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
