@@ -99,6 +99,15 @@ Chain run_chain(const Config& cfg, bool resident, bool footprint, int launches) 
   return c;
 }
 
+// The chain's output after `launches` steps from the spec's initial input, on the host.
+std::vector<int> chain_ref(int launches) {
+  const Spec s = step_spec();
+  const auto a = make_args(s);
+  std::vector<int> out = ints(a[0]);
+  for (int k = 0; k < launches; ++k) out = step_ref(out);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("range sets: add merges, remove splits, missing and within answer for a range") {
@@ -121,12 +130,7 @@ TEST_CASE("range sets: add merges, remove splits, missing and within answer for 
 
 TEST_CASE("resident buffers: a chain of launches gives exactly the plain path's results at every configuration") {
   const int launches = 6;
-  std::vector<int> expect(kN);
-  {
-    const auto a = make_args(step_spec());
-    expect = ints(a[0]);
-    for (int k = 0; k < launches; ++k) expect = step_ref(expect);
-  }
+  const std::vector<int> expect = chain_ref(launches);
   for (const bool footprint : {false, true}) {
     for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
       CAPTURE(footprint, cfg.cpu, cfg.gpu);
@@ -287,12 +291,7 @@ struct AppBuffers {
 TEST_CASE("resident buffers: the application's own GPU buffers are adopted and used in place at every configuration") {
   const int launches = 6;
   const Spec s = step_spec();
-  std::vector<int> expect;
-  {
-    const auto a = make_args(s);
-    expect = ints(a[0]);
-    for (int k = 0; k < launches; ++k) expect = step_ref(expect);
-  }
+  const std::vector<int> expect = chain_ref(launches);
   for (const bool footprint : {false, true}) {
     for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
       CAPTURE(footprint, cfg.cpu, cfg.gpu);
