@@ -99,6 +99,15 @@ Chain run_chain(const Config& cfg, bool resident, bool footprint, int launches) 
   return c;
 }
 
+// The chain's output after `launches` steps from the spec's initial input, on the host.
+std::vector<int> chain_ref(int launches) {
+  const Spec s = step_spec();
+  const auto a = make_args(s);
+  std::vector<int> out = ints(a[0]);
+  for (int k = 0; k < launches; ++k) out = step_ref(out);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("range sets: add merges, remove splits, missing and within answer for a range") {
@@ -121,12 +130,7 @@ TEST_CASE("range sets: add merges, remove splits, missing and within answer for 
 
 TEST_CASE("resident buffers: a chain of launches gives exactly the plain path's results at every configuration") {
   const int launches = 6;
-  std::vector<int> expect(kN);
-  {
-    const auto a = make_args(step_spec());
-    expect = ints(a[0]);
-    for (int k = 0; k < launches; ++k) expect = step_ref(expect);
-  }
+  const std::vector<int> expect = chain_ref(launches);
   for (const bool footprint : {false, true}) {
     for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
       CAPTURE(footprint, cfg.cpu, cfg.gpu);
@@ -248,4 +252,120 @@ TEST_CASE("resident buffers: a refused launch leaves every copy as it was, and m
   cl::Selection cpu_only = two_devices();
   cpu_only.gpu.reset();
   CHECK_THROWS_WITH(DeviceData(cpu_only), Catch::Contains("no GPU"));
+}
+
+namespace {
+
+// An application's own buffers on the GPU device: its context and queue, and two buffers holding the step chain's
+// initial input and zeros. Each launch adopts them with what the caller (here this test, as the interposer does)
+// knows to be current where, and releases them afterwards, keeping the copies' record between launches.
+struct AppBuffers {
+  cl::Context ctx;
+  cl::Queue queue;
+  cl::Buffer mem[2];
+  DeviceData::Copies copies[2];  // where each buffer's bytes are current between launches
+  explicit AppBuffers(cl_device_id gpu, const std::vector<ArgData>& init) {
+    ctx = cl::create_context({gpu});
+    queue = cl::create_queue(ctx, gpu, false);
+    for (int b = 0; b < 2; ++b) {
+      mem[b] = cl::create_buffer(ctx, CL_MEM_READ_WRITE, init[size_t(b)].bytes);
+      cl::check(clEnqueueWriteBuffer(queue.get(), mem[b].get(), CL_TRUE, 0, init[size_t(b)].bytes,
+                                     init[size_t(b)].data(), 0, nullptr, nullptr),
+                "clEnqueueWriteBuffer", "the application's data");
+      copies[b].gpu.add(0, init[size_t(b)].bytes);  // the application's copy alone is current
+    }
+  }
+  // Bytes current on the GPU read from the application's buffer, the others taken from host memory.
+  std::vector<int> read(int b, const ArgData& host) {
+    std::vector<int> out = ints(host);
+    for (const auto& [lo, hi] : copies[b].gpu.within(0, host.bytes))
+      cl::check(clEnqueueReadBuffer(queue.get(), mem[b].get(), CL_TRUE, lo, hi - lo,
+                                    reinterpret_cast<unsigned char*>(out.data()) + lo, 0, nullptr, nullptr),
+                "clEnqueueReadBuffer", "the application's result");
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("resident buffers: the application's own GPU buffers are adopted and used in place at every configuration") {
+  const int launches = 6;
+  const Spec s = step_spec();
+  const std::vector<int> expect = chain_ref(launches);
+  for (const bool footprint : {false, true}) {
+    for (const Config cfg : {Config{1, 0}, Config{0, 1}, Config{1, 1}, Config{0.5, 0.5}}) {
+      CAPTURE(footprint, cfg.cpu, cfg.gpu);
+      const Chain plain = run_chain(cfg, false, footprint, launches);
+      auto args = make_args(s);
+      AppBuffers app(two_devices().gpu->device, args);
+      for (int b = 0; b < 2; ++b) std::fill(args[size_t(b)].as<int>(), args[size_t(b)].as<int>() + kN, -1);
+      auto data = std::make_shared<DeviceData>(app.ctx.get(), two_devices().gpu->device);
+      ExecutorOptions o = options(data, footprint);
+      o.memory = MemoryMode::automatic;  // over the caller's buffers: copy mode, though PoCL's GPU shares host memory
+      Executor ex(s, kStep, two_devices(), o);
+      for (int k = 0; k < launches; ++k) {
+        const int in = k % 2, out = 1 - in;  // the buffers change roles every launch, host memory with them
+        if (k > 0) std::swap(args[0].storage, args[1].storage);
+        data->adopt(args[0], app.mem[in].get(), app.copies[in].host, app.copies[in].gpu);
+        data->adopt(args[1], app.mem[out].get(), app.copies[out].host, app.copies[out].gpu);
+        const LaunchResult r = ex.launch(args, cfg);
+        if (cfg.gpu > 0) CHECK(r.memory == MemoryMode::copy);
+        app.copies[in] = data->release(args[0]);
+        app.copies[out] = data->release(args[1]);
+        for (const auto& c : app.copies) {  // every byte current somewhere, none lost
+          CHECK(c.lost.empty());
+          for (const auto& [lo, hi] : c.host.missing(0, kN * 4)) CHECK(c.gpu.covers(lo, hi));
+        }
+        if (cfg.gpu > 0 && k == 0) CHECK(r.h2d_bytes == 0);  // the GPU holds everything already
+        if (cfg.cpu == 0) {  // the GPU alone: its results stay in the application's buffer, nothing moves
+          CHECK(r.h2d_bytes + r.d2h_bytes == 0);
+          CHECK(app.copies[out].host.empty());
+        }
+        if (cfg.gpu == 0 && k > 0) CHECK(r.h2d_bytes + r.d2h_bytes == 0);  // the CPU alone, after its first fetch
+      }
+      const std::vector<int> got = app.read(1 - (launches - 1) % 2, args[1]);  // the last launch's output
+      CHECK(got == expect);
+      CHECK(got == plain.out);
+      const DeviceData::Moved m = data->moved();
+      if (cfg.cpu == 0) CHECK(m.h2d_bytes + m.d2h_bytes == 0);
+      if (cfg.gpu == 0) CHECK(m.d2h_bytes == 2 * kN * 4);  // both buffers read once, for the CPU
+      if (cfg.gpu == 0) CHECK(m.h2d_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE("resident buffers: an adopted buffer of another context, too small, or current nowhere is refused") {
+  const cl::Selection sel = two_devices();
+  const cl_device_id gpu = sel.gpu->device;
+  cl::Context app_ctx = cl::create_context({gpu}), other_ctx = cl::create_context({gpu});
+  DeviceData data(app_ctx.get(), gpu);
+  CHECK(data.gpu_device() == gpu);
+  const Spec s = step_spec();
+  auto args = make_args(s);
+  RangeSet all;
+  all.add(0, args[0].bytes);
+  cl::Buffer other = cl::create_buffer(other_ctx, CL_MEM_READ_WRITE, args[0].bytes);
+  CHECK_THROWS_WITH(data.adopt(args[0], other.get(), {}, all), Catch::Contains("another context"));
+  cl::Buffer small = cl::create_buffer(app_ctx, CL_MEM_READ_WRITE, 64);
+  CHECK_THROWS_WITH(data.adopt(args[0], small.get(), {}, all), Catch::Contains("has 64 bytes"));
+  cl::Buffer mem = cl::create_buffer(app_ctx, CL_MEM_READ_WRITE, args[0].bytes);
+  RangeSet part;
+  part.add(0, 100);
+  CHECK_THROWS_WITH(data.adopt(args[0], mem.get(), part, {}), Catch::Contains("current neither"));
+  CHECK_FALSE(data.host_current(args[0]));  // nothing adopted
+  data.adopt(args[0], mem.get(), part, all);
+  CHECK(data.gpu_current(args[0]));
+  CHECK(data.host_current(args[0], 0, 100));
+  CHECK_THROWS_WITH(data.adopt(args[0], other.get(), {}, all), Catch::Contains("another context"));
+  cl::Buffer second = cl::create_buffer(app_ctx, CL_MEM_READ_WRITE, args[0].bytes);
+  CHECK_THROWS_WITH(data.adopt(args[0], second.get(), {}, all), Catch::Contains("tracked already"));
+  const DeviceData::Copies c = data.release(args[0]);
+  CHECK(c.gpu.covers(0, args[0].bytes));
+  CHECK(c.host.within(0, args[0].bytes) == std::vector<RangeSet::Range>{{0, 100}});
+  CHECK(data.release(args[0]).host.covers(0, args[0].bytes));  // not tracked: host memory is the only copy
+  // An executor on another GPU than the data's is refused.
+  cl::Selection swapped = sel;
+  std::swap(swapped.cpu, swapped.gpu);
+  auto shared = std::make_shared<DeviceData>(app_ctx.get(), gpu);
+  CHECK_THROWS_WITH(Executor(s, kStep, swapped, options(shared, false)), Catch::Contains("another GPU"));
 }

@@ -314,6 +314,60 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   CHECK(none.rc != 0);
 }
 
+// The application on dop's GPU (it takes the first device, pocl:0), in copy mode (automatic is zero-copy over dop's
+// host copies where, as on PoCL, the GPU shares host memory): a dop launch runs its GPU part in the application's
+// context on the application's own buffers (gpu_mem=app), the CPU's on dop's host copies, and the
+// application sees exactly its results through reads, writes, fills, copies, maps, two kernels sharing buffers, a
+// kernel of its own, an out-of-order queue, and a second context. 0,1 is the application's device whole: native.
+TEST_CASE("intercept: with the application on dop's GPU, dop's GPU part works on its buffers in place", "[intercept]") {
+  const std::string exec = "'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --memory copy --log ";
+  for (const auto& c : kConfigs) {
+    const std::string cfg = c.text;
+    auto r = run_command(exec + "--config " + cfg + " -- '" + app() + "' resid");
+    INFO("config " << cfg << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("resid: OK") != std::string::npos);
+    const auto inc = log_lines(r.out, "inc"), blend = log_lines(r.out, "blend");
+    REQUIRE(inc.size() == 7);
+    REQUIRE(blend.size() == 2);
+    if (cfg == "0,1") {
+      for (const auto& l : inc) CHECK(field(l, "route") == "native");
+      continue;
+    }
+    for (const auto& lines : {inc, blend})
+      for (const auto& l : lines) {
+        CHECK(field(l, "route") == "dop");
+        CHECK(field(l, "gpu_mem") == "app");
+        CHECK(field(l, "config") == cfg);
+      }
+    // The application's buffers hold the first launch's inputs: nothing is written to the GPU for it.
+    CHECK(number(inc[0], "h2d") == 0);
+    if (cfg == "1,0") {  // the CPU reads the buffer and the parameter once, then finds its copy current
+      CHECK(number(inc[0], "fetched") == 64 * 1024 * 4 + 4);
+      CHECK(number(inc[1], "fetched") == 0);
+      CHECK(number(inc[2], "fetched") == 0);
+    }
+  }
+  for (const std::string cfg : {"0.5,0.5", "1,1"}) {
+    auto r = run_command(exec + "--config " + cfg + " -- '" + app() + "' contexts");
+    INFO("config " << cfg << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("contexts: OK") != std::string::npos);
+    const auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == 6);
+    for (const auto& l : lines) CHECK(field(l, "gpu_mem") == "app");
+  }
+  // Memory modes without GPU copies of the application's buffers (automatic on PoCL: zero-copy) work on dop's own.
+  auto r = run_command("'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --log --config 0.5,0.5 -- '" +
+                       app() + "' rw2d");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("rw2d: OK") != std::string::npos);
+  const auto lines = log_lines(r.out, "rw2d");
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) CHECK(field(l, "gpu_mem") == "dop");
+}
+
 #if DOP_ANALYSIS
 // With kernel bundles (DOP_BUNDLES, made by `dop bundle` from the source the app builds): malleable forms, so
 // that GPU shares below 1 throttle; footprints, so that copies are slices; code features, so that DOP_CONFIG=auto

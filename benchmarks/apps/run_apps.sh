@@ -34,8 +34,9 @@ usage: $0 [options]
   --dop PATH        the dop binary (default $dop)
   --bin DIR         the applications' folder (default $bin)
   --dop-arg ARG     an extra argument for every dop exec (repeatable, e.g. --dop-arg --memory --dop-arg copy)
-  --lib NAME=LIB    with --model: run auto once per interposer library given (repeatable; mode auto@NAME), to
-                    compare libraries (e.g. before and after a change) in the same interleaved runs
+  --lib NAME=LIB    run auto (with --model) and each configuration once per interposer library given (repeatable;
+                    modes auto@NAME, C@NAME), to compare libraries (e.g. before and after a change) in the same
+                    interleaved runs
   --json FILE       write the results as JSON
   --tsv FILE        write the results as TSV
 EOF
@@ -95,7 +96,13 @@ if [[ -n $model ]]; then
     for l in "${lib_names[@]}"; do modes+=("dop:auto@$l"); done
   fi
 fi
-for c in $configs; do modes+=("dop:$c"); done
+for c in $configs; do
+  if [[ ${#lib_names[@]} -eq 0 ]]; then
+    modes+=("dop:$c")
+  else
+    for l in "${lib_names[@]}"; do modes+=("dop:$c@$l"); done
+  fi
+done
 if [[ ${#modes[@]} -gt 2 && ! -x $dop ]]; then die "no dop binary at $dop (build it, or give --dop)"; fi
 
 IFS=',' read -r -a specs <<<"$apps"
@@ -132,6 +139,11 @@ run_one() {
       >"$out" 2>"$err" || rc=$? ;;
     dop:auto@*) env -u APP_DEVICE "$dop" exec --config auto --model "$model" --lib "${libs[${mode#dop:auto@}]}" \
       "${dop_args[@]}" -- "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
+    dop:*@*)
+      local c=${mode#dop:}
+      env -u APP_DEVICE "$dop" exec --config "${c%@*}" --lib "${libs[${mode##*@}]}" "${dop_args[@]}" -- "${cmd[@]}" \
+        >"$out" 2>"$err" || rc=$?
+      ;;
     dop:*) env -u APP_DEVICE "$dop" exec --config "${mode#dop:}" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
   esac

@@ -10,15 +10,49 @@
 namespace dop::intercept {
 namespace {
 
-// Rebinds the entry's executor to this launch's shape (entry.m held); a shape seen before costs nothing
+// Rebinds an executor of the entry to this launch's shape (entry.m held); a shape seen before costs nothing
 // (Executor::rebind keeps programs per build key).
-void bind_shape(DopState::Entry& entry, const Spec& spec) {
-  const Spec& cur = entry.exec->spec();
+void bind_shape(Executor& exec, const Spec& spec) {
+  const Spec& cur = exec.spec();
   if (cur.global == spec.global && cur.local == spec.local) return;
   Spec next = cur;
   next.global = spec.global;
   next.local = spec.local;
-  entry.exec->rebind(next);
+  exec.rebind(next);
+}
+
+// The application's own memory: where the launch's queue (`side`, dop's queue on the application's context and
+// device) is on dop's GPU and the memory mode keeps GPU copies (copy, or automatic on a GPU with memory of its own:
+// where it shares host memory, automatic runs zero-copy over dop's host copies), the executor whose GPU side runs in
+// the application's context on its buffers (made at the context's first such launch; entry.m held) and the
+// context's DeviceData, which adopts the buffers for each launch. Null otherwise: the launch works on dop's copies.
+Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue side, const LaunchPlan& plan,
+                          DeviceData*& data) {
+  if (!s.sel.gpu ||
+      !(s.memory == MemoryMode::copy || (s.memory == MemoryMode::automatic && !s.sel.gpu->host_unified_memory)))
+    return nullptr;
+  cl_context ctx = nullptr;
+  cl_device_id dev = nullptr;
+  cl::check(clGetCommandQueueInfo(side, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
+            "dop's queue on the application's device");
+  if (dev != s.sel.gpu->device) return nullptr;
+  cl::check(clGetCommandQueueInfo(side, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "clGetCommandQueueInfo",
+            "dop's queue on the application's device");
+  {
+    std::lock_guard<std::mutex> l(s.m);
+    auto& d = s.app_data[ctx];
+    if (!d) d = std::make_shared<DeviceData>(ctx, dev);
+    data = d.get();
+  }
+  auto& exec = entry.in_app[ctx];
+  if (!exec) {
+    ExecutorOptions o = entry.options;
+    std::lock_guard<std::mutex> l(s.m);
+    o.data = s.app_data[ctx];
+    exec = std::make_unique<Executor>(entry.exec->spec(), *plan.source, s.sel, std::move(o));
+  }
+  bind_shape(*exec, entry.exec->spec());
+  return exec.get();
 }
 
 void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
@@ -83,10 +117,12 @@ std::vector<LaunchBytes> launch_bytes(const DopState::Entry& entry) {
   return out;
 }
 
-// Runs the launch with dop, over dop's host copies of the buffers (on dop's worker thread; `states` are the buffer
-// arguments' states, marked busy by the submitter; `queue` is dop's own queue on the application's context and
-// device, for fetches). Returns CL_SUCCESS, or throws before anything of the application's has been changed (the
-// caller then falls back); a failure after which results of earlier dop launches are lost is returned as an error.
+// Runs the launch with dop (on dop's worker thread; `states` are the buffer arguments' states, marked busy by the
+// submitter; `queue` is dop's own queue on the application's context and device). The CPU works on dop's host
+// copies of the buffers; the GPU on the application's own buffers where its queue is on dop's GPU (in_app_executor:
+// the engine moves what each device lacks and says where the results are), else on dop's GPU copies of the host
+// copies (fetched here on `queue`). Returns CL_SUCCESS, or throws before anything of the application's has been
+// changed (the caller then falls back); a failure after which results are lost is returned as an error.
 cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
                     const std::vector<std::shared_ptr<BufferState>>& states, double wait_ms) {
   const auto t0 = Clock::now();
@@ -95,7 +131,10 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   // The buffers' states are held for the whole launch (dop launches run one at a time: this is the worker).
   std::lock_guard<std::mutex> entry_lock(entry.m);
   make_executor(s, entry, *d.spec, d.key);  // at the entry's first dop launch (synchronous: a failure falls back)
-  bind_shape(entry, *d.spec);
+  bind_shape(*entry.exec, *d.spec);
+  DeviceData* app_data = nullptr;
+  Executor* in_app = in_app_executor(s, entry, queue, plan, app_data);
+  Executor& exec = in_app ? *in_app : *entry.exec;
   const Spec& es = entry.exec->spec();
   std::vector<std::unique_lock<std::mutex>> held;
   {
@@ -109,7 +148,10 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   const std::vector<LaunchBytes> bytes = launch_bytes(entry);
   size_t fetched = 0;
   for (size_t i = 0; i < es.args.size(); ++i)
-    if (states[i]) fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read, bytes[i]);
+    if (states[i] && in_app)
+      ready_for_engine(*states[i]);
+    else if (states[i])
+      fetched += fetch_for_dop(*states[i], queue, es.args[i].access != Access::read, bytes[i]);
   const bool svm = s.memory == MemoryMode::svm;
   auto take = [&](size_t i) {  // dop's host copy becomes the launch's argument, and back
     if (svm)
@@ -130,11 +172,30 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   };
   for (size_t i = 0; i < es.args.size(); ++i)
     if (states[i]) take(i);
+  // In the application's memory: each buffer adopted with what is current where, and handed back with the engine's
+  // record of it, which becomes the buffer's state (one record between launches: the BufferState).
+  std::vector<char> adopted(es.args.size(), 0);
+  size_t wrote = 0, lost = 0;
+  auto hand_back = [&] {
+    for (size_t i = 0; i < es.args.size(); ++i) {
+      if (!adopted[i]) continue;
+      const DeviceData::Copies c = app_data->release(entry.args[i]);
+      for (const auto& [b, e] : c.lost.within(0, states[i]->size)) lost += e - b;
+      wrote += engine_left(*states[i], queue, c.host, c.gpu);
+      adopted[i] = 0;
+    }
+  };
   const auto t1 = Clock::now();
   LaunchResult r;
   try {
-    r = d.automatic ? entry.exec->launch_auto(entry.args) : entry.exec->launch(entry.args, d.config);
+    for (size_t i = 0; in_app && i < es.args.size(); ++i)
+      if (states[i]) {
+        app_data->adopt(entry.args[i], states[i]->mem, states[i]->host_valid, app_current(*states[i]));
+        adopted[i] = 1;
+      }
+    r = d.automatic ? exec.launch_auto(entry.args) : exec.launch(entry.args, d.config);
   } catch (const std::exception& e) {
+    hand_back();
     for (size_t i = 0; i < es.args.size(); ++i)
       if (states[i]) give_back(i);
     const bool before_running = dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e) ||
@@ -144,29 +205,35 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
       s.failed[d.key] = e.what();
       entry.failed = true;
     }
-    if (before_running) throw;
-    bool lost = false;
-    for (size_t i = 0; i < es.args.size(); ++i)
-      if (states[i] && es.args[i].access != Access::read && !dop_failed(*states[i])) lost = true;
-    if (!lost) throw;  // the application's copies are current: the real launch runs
-    log_line("kernel=" + plan.kernel_name + " error: dop failed after earlier results were lost: " + e.what());
+    if (in_app && lost == 0) throw;  // every byte current in the application's buffer or dop's copy: it falls back
+    if (before_running && !in_app) throw;
+    bool lost_results = lost > 0;
+    for (size_t i = 0; !in_app && i < es.args.size(); ++i)
+      if (states[i] && es.args[i].access != Access::read && !dop_failed(*states[i])) lost_results = true;
+    if (!lost_results) throw;  // the application's copies are current: the real launch runs
+    log_line("kernel=" + plan.kernel_name + " error: dop failed after results were lost (" +
+             (in_app ? std::to_string(lost) + " bytes written part way by both devices" : "earlier dop results") +
+             "): " + e.what());
     return CL_OUT_OF_RESOURCES;
   }
+  hand_back();
   for (size_t i = 0; i < es.args.size(); ++i)
     if (states[i]) give_back(i);
   d.config = r.config;
   ++entry.launches;
   const auto t2 = Clock::now();
-  // dop's results stay in its copies; the application's are stale there until it needs them (eager buffers: now):
-  // the bytes the footprint says the launch may write, every byte where it does not bound the buffer.
-  size_t wrote = 0;
-  for (size_t i = 0; i < es.args.size(); ++i) {
+  // dop's results stay where they were written (on dop's GPU: read back into dop's host copy by the engine); the
+  // application's copies are stale where only dop's host copy holds them, until it needs them (eager buffers: now).
+  // Without the application's memory: the bytes the footprint says the launch may write, every byte where it does
+  // not bound the buffer.
+  for (size_t i = 0; !in_app && i < es.args.size(); ++i) {
     if (!states[i] || es.args[i].access == Access::read) continue;
     const auto [lo, hi] = bytes[i].whole ? RangeSet::Range{0, states[i]->size} : bytes[i].write;
     if (lo >= hi) continue;
     dop_wrote(*states[i], queue, lo, hi);
     wrote += hi - lo;
   }
+  if (in_app) fetched = r.d2h_bytes;  // the engine's reads from the application's buffers into dop's host copies
   const auto t3 = Clock::now();
   d.ran_ms = ms_between(t1, t3);
   const cl_uint work_dim = cl_uint(d.spec->global.size());
@@ -192,10 +259,11 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     if (r.programs_built + r.programs_from_cache > 0)
       line += " built=" + std::to_string(r.programs_built) + " cached=" + std::to_string(r.programs_from_cache) +
               " build_ms=" + fmt_ms(r.build_ms);
-    line += std::string(" memory=") + memory_mode_name(r.memory) + " fetched=" + std::to_string(fetched) +
-            " wrote=" + std::to_string(wrote) + " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) +
-            " dop_ms=" + fmt_ms(ms_between(t1, t2)) + " out_ms=" + fmt_ms(ms_between(t2, t3)) +
-            " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
+    line += std::string(" memory=") + memory_mode_name(r.memory) + (in_app ? " gpu_mem=app" : " gpu_mem=dop") +
+            " fetched=" + std::to_string(fetched) + " wrote=" + std::to_string(wrote) +
+            " h2d=" + std::to_string(r.h2d_bytes) + " d2h=" + std::to_string(r.d2h_bytes) +
+            " in_ms=" + fmt_ms(wait_ms + ms_between(t0, t1)) + " dop_ms=" + fmt_ms(ms_between(t1, t2)) +
+            " out_ms=" + fmt_ms(ms_between(t2, t3)) + " total_ms=" + fmt_ms(wait_ms + ms_between(t0, Clock::now()));
     if (d.async) line += " async=1";
     if (!r.note.empty()) line += " note=\"" + r.note + "\"";
     log_line(line);

@@ -52,6 +52,9 @@ struct DopState {
     Spec spec;  // the first launch's, with the kernel's argument names and declared scalar types (from its forms)
     std::shared_ptr<const std::string> source;
     ExecutorOptions options;  // what the executor is made with (its forms, the memory mode, the model)
+    // Per application context on dop's GPU: an executor whose GPU side runs there, on the application's buffers
+    // (dop_route.cpp), made at the context's first dop launch of the kernel.
+    std::map<cl_context, std::unique_ptr<Executor>> in_app;
   };
   std::map<std::string, std::shared_ptr<Entry>> executors;
   std::map<std::string, std::string> failed;  // executor key -> why it failed (not retried)
@@ -93,6 +96,8 @@ struct DopState {
   std::deque<std::function<void()>> jobs;
   bool worker_started = false;
   std::map<std::pair<cl_context, cl_device_id>, cl_command_queue> side_queues;
+  // Per application context on dop's GPU: the application's buffers as the GPU's copies (adopted for each launch).
+  std::map<cl_context, std::shared_ptr<DeviceData>> app_data;
 };
 
 DopState& dop_state();

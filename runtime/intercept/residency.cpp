@@ -134,12 +134,33 @@ bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst) {
   return true;
 }
 
+namespace {
+
+void make_shadow(BufferState& st) {
+  if (st.shadow.bytes == st.size) return;
+  st.shadow.spec = &st.spec;  // first use: dop's copy of the whole buffer
+  st.shadow.storage.resize((st.size + 7) / 8);
+  st.shadow.bytes = st.size;
+}
+
+// Stale bytes are flushed on `queue` when the application's command that needs them has no queue of its own.
+void keep_flush_queue(BufferState& st, cl_command_queue queue) {
+  if (st.flush_queue == queue) return;
+  real_clRetainCommandQueue(queue);
+  if (st.flush_queue) real_clReleaseCommandQueue(st.flush_queue);
+  st.flush_queue = queue;
+}
+
+size_t bytes_in(const RangeSet& r, size_t lo, size_t hi) {
+  size_t n = 0;
+  for (const auto& [b, e] : r.within(lo, hi)) n += e - b;
+  return n;
+}
+
+}  // namespace
+
 size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, const LaunchBytes& bytes) {
-  if (st.shadow.bytes != st.size) {  // first use: dop's copy of the whole buffer
-    st.shadow.spec = &st.spec;
-    st.shadow.storage.resize((st.size + 7) / 8);
-    st.shadow.bytes = st.size;
-  }
+  make_shadow(st);
   if (will_write) wait_flushes(st);
   size_t fetched = 0;
   auto* base = static_cast<unsigned char*>(st.shadow.data());
@@ -162,12 +183,33 @@ size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, c
 
 void dop_wrote(BufferState& st, cl_command_queue queue, size_t lo, size_t hi) {
   st.stale.add(lo, hi);
-  if (st.flush_queue != queue) {
-    real_clRetainCommandQueue(queue);
-    if (st.flush_queue) real_clReleaseCommandQueue(st.flush_queue);
-    st.flush_queue = queue;
-  }
+  keep_flush_queue(st, queue);
   if (st.eager) flush_all(st, queue);
+}
+
+void ready_for_engine(BufferState& st) {
+  make_shadow(st);
+  wait_flushes(st);  // the engine writes dop's copy, and its GPU side reads the application's
+}
+
+RangeSet app_current(const BufferState& st) {
+  RangeSet r;
+  for (const auto& [b, e] : st.stale.missing(0, st.size)) r.add(b, e);
+  return r;
+}
+
+size_t engine_left(BufferState& st, cl_command_queue queue, const RangeSet& host, const RangeSet& gpu) {
+  const RangeSet was_stale = st.stale;
+  st.host_valid = host;
+  st.stale.clear();
+  for (const auto& [b, e] : gpu.missing(0, st.size))
+    for (const auto& [hb, he] : host.within(b, e)) st.stale.add(hb, he);
+  size_t made = bytes_in(st.stale, 0, st.size);
+  for (const auto& [b, e] : was_stale.within(0, st.size)) made -= bytes_in(st.stale, b, e);
+  if (st.stale.empty()) return made;
+  keep_flush_queue(st, queue);
+  if (st.eager) flush_all(st, queue);
+  return made;
 }
 
 bool dop_failed(BufferState& st) {

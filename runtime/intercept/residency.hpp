@@ -78,6 +78,16 @@ size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, c
 /// After a dop launch wrote [lo, hi) of dop's copy (current there: fetch_for_dop): the application's copy is stale
 /// there (written back now for an eager buffer). `queue` is kept for flushes that have no queue of their own.
 void dop_wrote(BufferState& st, cl_command_queue queue, size_t lo, size_t hi);
+/// Before a dop launch whose GPU side works on the application's cl_mem in place (st.m held): dop's copy made (not
+/// filled: the engine moves what each device lacks), writes still reading it waited for.
+void ready_for_engine(BufferState& st);
+/// Where the application's cl_mem is current (every byte but the stale ones): what the engine is told it holds.
+RangeSet app_current(const BufferState& st);
+/// After such a launch (or its failure), the engine's record of the buffer (DeviceData::release) becomes the state:
+/// dop's copy current over `host`, the application's over `gpu`, stale where only dop's copy is current (written
+/// back now for an eager buffer). Bytes in neither (lost by a failed launch) are left to the application's copy.
+/// Returns the bytes of the application's copy made stale by the launch.
+size_t engine_left(BufferState& st, cl_command_queue queue, const RangeSet& host, const RangeSet& gpu);
 /// After a dop launch failed with `wrote` possibly changed part way: dop's copy is no longer trusted. Returns false
 /// when bytes only dop's copy held were lost (the application's copy of them is stale).
 bool dop_failed(BufferState& st);

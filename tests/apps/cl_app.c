@@ -12,6 +12,8 @@
  *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
  *                                and mapping buffers between launches, a kernel dop falls back on (__local) using
  *                                results of dop's launches, an out-of-order queue with events; every step checked
+ *   cl_app contexts              vecadd, then vecadd and resid in a second context on the same device, then vecadd
+ *                                in the first again: kernels of one source in two contexts, in turn
  *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at three
  *                                offsets (one a negative scalar), then one writing it through loaded indices; the
  *                                app reads the buffer whole and in part after each, every read checked exactly
@@ -623,6 +625,21 @@ int main(int argc, char** argv) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     bad = resid(q, n);
     printf("resid: %s n=%d\n", bad ? "FAIL" : "OK", n);
+  } else if (strcmp(mode, "contexts") == 0) {
+    double ms = 0;
+    cl_context first = ctx, second = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    cl_command_queue q2 = clCreateCommandQueue(second, dev, 0, &err);
+    CHECK(err);
+    bad = vecadd(q, 65536, 2, &ms);
+    ctx = second; /* build() and buffer() make their objects in ctx */
+    bad |= vecadd(q2, 65536, 2, &ms);
+    bad |= resid(q2, 65536);
+    ctx = first;
+    bad |= vecadd(q, 65536, 2, &ms);
+    clReleaseCommandQueue(q2);
+    clReleaseContext(second);
+    printf("contexts: %s\n", bad ? "FAIL" : "OK");
   } else if (strcmp(mode, "slice") == 0) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     if (n < 1024 || (n & (n - 1)) != 0) {

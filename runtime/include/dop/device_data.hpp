@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "dop/cl.hpp"
+#include "dop/range_set.hpp"
 #include "dop/spec.hpp"
 
 namespace dop {
@@ -25,8 +26,12 @@ namespace dop {
 ///   part is read back and merged, as a plain launch does).
 /// - The caller reads results with sync (before looking at host memory), and declares its own writes to host
 ///   memory with wrote (the GPU's copy of those bytes is stale from then on).
-/// - A launch that fails after it started leaves the bytes it may have written current nowhere: sync and launches
-///   that need them throw std::runtime_error naming the buffer until wrote() covers them again.
+/// - A launch that fails after it started leaves the bytes a device that ran may have written stale in that device's
+///   memory (current nowhere where both ran: lost): sync and launches that need lost bytes throw std::runtime_error
+///   naming the buffer until wrote() covers them again.
+/// - The caller's own memory: over a context and GPU of the caller's (an application's), existing buffers of that
+///   context are adopted as GPU copies and used in place; release() then says where each byte is current and hands
+///   the buffer back, so that the caller keeps the one record of residency between launches.
 /// Thread-safe; a launch holds the object for its whole run (executors sharing it run one after the other).
 class DeviceData {
  public:
@@ -38,6 +43,10 @@ class DeviceData {
   /// For launches on the GPU of `devices`: the GPU's copies live in a context made here, in which every executor
   /// given this object runs its GPU side. Throws std::invalid_argument when `devices` has no GPU.
   explicit DeviceData(const cl::Selection& devices);
+  /// For launches whose GPU side runs in the caller's `context` on its `gpu` (both retained, not owned): the GPU's
+  /// copies are buffers of that context, adopted (adopt) or made here. Executors given this object must have `gpu`
+  /// as their GPU; in MemoryMode::automatic they run in copy mode (the GPU works on its copies, not host memory).
+  DeviceData(cl_context context, cl_device_id gpu);
   ~DeviceData();
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
@@ -56,6 +65,18 @@ class DeviceData {
   /// Where the current copies are, over bytes [lo, hi): for tests and diagnostics. False for a buffer not tracked.
   bool host_current(const ArgData& buffer, size_t lo = 0, size_t hi = npos) const;
   bool gpu_current(const ArgData& buffer, size_t lo = 0, size_t hi = npos) const;
+  /// Adopts `gpu_copy`, a buffer of this object's context of at least buffer.bytes, as `buffer`'s GPU copy (retained;
+  /// launches use it in place): `host_current` and `gpu_current` are the byte ranges current in host memory and in
+  /// `gpu_copy`, and every byte must be in one of them. Throws std::invalid_argument for a buffer of another context,
+  /// one too small, bytes current nowhere, or a buffer tracked already with another GPU copy.
+  void adopt(const ArgData& buffer, cl_mem gpu_copy, const RangeSet& host_current, const RangeSet& gpu_current);
+  /// Where the bytes of a tracked buffer are current, and those a failed launch lost (current nowhere).
+  struct Copies {
+    RangeSet host, gpu, lost;
+  };
+  /// `buffer` no longer tracked, nothing moved (its GPU copy let go: an adopted one is the caller's again); returns
+  /// where its bytes were current. A buffer not tracked: host memory current, nothing else.
+  Copies release(const ArgData& buffer);
   /// Bytes moved since construction, by launches and by sync.
   Moved moved() const;
   /// The GPU device the copies live on.

@@ -105,8 +105,10 @@ std::shared_ptr<ArgMemory> Executor::Impl::arg_memory() {
 // receives slice by slice.
 void Executor::Impl::plan_memory(Launch& l) {
   MemoryMode mode = opt.memory;
+  // Automatic: zero-copy where the GPU shares host memory, unless its copies are the caller's own buffers.
   if (mode == MemoryMode::automatic)
-    mode = (!l.gpu || sel.gpu->host_unified_memory) ? MemoryMode::zero_copy : MemoryMode::copy;
+    mode = (!l.gpu || (sel.gpu->host_unified_memory && !(l.data && l.data->external))) ? MemoryMode::zero_copy
+                                                                                       : MemoryMode::copy;
   l.res.memory = l.mode = mode;
   l.resident = mode == MemoryMode::resident;
   // In place: both devices work on the host's bytes (zero-copy buffers over them, or the SVM they live in).

@@ -103,6 +103,15 @@ DeviceData::DeviceData(const cl::Selection& devices) : impl_(std::make_unique<Im
   impl_->ctx = cl::create_context({impl_->device});
   impl_->queue = cl::create_queue(impl_->ctx, impl_->device, false);
 }
+DeviceData::DeviceData(cl_context context, cl_device_id gpu) : impl_(std::make_unique<Impl>()) {
+  if (!context || !gpu) throw std::invalid_argument("DeviceData: no context or no GPU device given");
+  cl::check(clRetainContext(context), "clRetainContext", "DeviceData over the caller's context");
+  impl_->ctx = cl::Context(context);
+  impl_->device = gpu;
+  impl_->device_id = "the caller's GPU";
+  impl_->external = true;
+  impl_->queue = cl::create_queue(impl_->ctx, gpu, false);  // sync's reads, and launches' moves
+}
 DeviceData::~DeviceData() = default;
 
 void DeviceData::track(const ArgData& buffer) {
@@ -146,6 +155,58 @@ bool DeviceData::gpu_current(const ArgData& buffer, size_t lo, size_t hi) const 
   std::lock_guard<std::mutex> l(impl_->m);
   const Impl::Entry* e = impl_->find(buffer);
   return e && e->gpu.covers(lo, std::min(hi, e->bytes));
+}
+
+void DeviceData::adopt(const ArgData& buffer, cl_mem gpu_copy, const RangeSet& host_current,
+                       const RangeSet& gpu_current) {
+  const std::string name = buffer_name(buffer);
+  cl_context owner = nullptr;
+  size_t size = 0;
+  cl::check(clGetMemObjectInfo(gpu_copy, CL_MEM_CONTEXT, sizeof owner, &owner, nullptr), "clGetMemObjectInfo",
+            "DeviceData::adopt of " + name);
+  cl::check(clGetMemObjectInfo(gpu_copy, CL_MEM_SIZE, sizeof size, &size, nullptr), "clGetMemObjectInfo",
+            "DeviceData::adopt of " + name);
+  if (owner != impl_->ctx.get())
+    throw std::invalid_argument("DeviceData::adopt: the GPU copy of " + name +
+                                " is a buffer of another context than the one the GPU side runs in (" +
+                                impl_->device_id + "): adopt only buffers of the context given to DeviceData");
+  if (size < buffer.bytes)
+    throw std::invalid_argument("DeviceData::adopt: the GPU copy of " + name + " has " + std::to_string(size) +
+                                " bytes, the buffer " + std::to_string(buffer.bytes));
+  for (const auto& [b, e] : host_current.missing(0, buffer.bytes))
+    if (!gpu_current.covers(b, e))
+      throw std::invalid_argument("DeviceData::adopt of " + name + ": bytes [" + std::to_string(b) + ", " +
+                                  std::to_string(e) + ") are said current neither in host memory nor on the GPU");
+  std::lock_guard<std::mutex> l(impl_->m);
+  auto it = impl_->buffers.find(buffer.data());
+  if (it != impl_->buffers.end() && it->second.buf && it->second.buf.get() != gpu_copy)
+    throw std::invalid_argument("DeviceData::adopt: " + name +
+                                " is tracked already with another GPU copy: release or forget it first");
+  Impl::Entry& e = impl_->entry(buffer);
+  if (!e.buf) {
+    cl::check(clRetainMemObject(gpu_copy), "clRetainMemObject", "DeviceData::adopt of " + name);
+    e.buf = cl::Buffer(gpu_copy);
+  }
+  e.host = RangeSet();
+  e.gpu = RangeSet();
+  e.lost = RangeSet();
+  for (const auto& [b, end] : host_current.within(0, e.bytes)) e.host.add(b, end);
+  for (const auto& [b, end] : gpu_current.within(0, e.bytes)) e.gpu.add(b, end);
+}
+
+DeviceData::Copies DeviceData::release(const ArgData& buffer) {
+  std::lock_guard<std::mutex> l(impl_->m);
+  Copies c;
+  auto it = impl_->buffers.find(buffer.data());
+  if (it == impl_->buffers.end() || it->second.bytes != buffer.bytes) {
+    c.host.add(0, buffer.bytes);
+    return c;
+  }
+  c.host = std::move(it->second.host);
+  c.gpu = std::move(it->second.gpu);
+  c.lost = std::move(it->second.lost);
+  impl_->buffers.erase(it);
+  return c;
 }
 
 DeviceData::Moved DeviceData::moved() const {
@@ -236,18 +297,22 @@ void Executor::Impl::resident_after(Launch& l) {
   l.data->moved.d2h_bytes += l.res.d2h_bytes - before;
 }
 
-// A launch failed after its devices may have started writing: the bytes it may have written are current nowhere
-// (a later sync or launch that needs them says so, until the caller writes them again).
+// A launch failed after its devices may have started writing: the bytes a device that ran may have written are
+// stale in its memory; those both devices may have written, or that the other did not hold, are current nowhere (a
+// later sync or launch that needs them says so, until the caller writes them again).
 void Executor::Impl::resident_failed(Launch& l) {
-  if (l.res.cpu.chunks + l.res.gpu.chunks == 0) return;  // nothing ran: every copy is as it was
+  const bool cpu_ran = l.res.cpu.work_groups > 0, gpu_ran = l.res.gpu.work_groups > 0;
+  if (!cpu_ran && !gpu_ran) return;  // nothing ran: every copy is as it was
+  const bool host_written = cpu_ran || (gpu_ran && l.in_place), gpu_written = gpu_ran && !l.in_place;
   const auto all = unit_ranges(l, 0, units);
   for (size_t i = 0; i < spec.args.size(); ++i) {
     DeviceData::Impl::Entry* e = i < l.entries.size() ? l.entries[i] : nullptr;
     if (!e || spec.args[i].access == Access::read) continue;
     const Range w = clamp(all[i].write, e->bytes);
-    e->lost.add(w.first, w.second);
-    e->host.remove(w.first, w.second);
-    e->gpu.remove(w.first, w.second);
+    if (host_written) e->host.remove(w.first, w.second);
+    if (gpu_written) e->gpu.remove(w.first, w.second);
+    for (const auto& [b, end] : e->host.missing(w.first, w.second))
+      for (const auto& [lb, le] : e->gpu.missing(b, end)) e->lost.add(lb, le);
   }
 }
 

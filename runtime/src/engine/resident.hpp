@@ -24,6 +24,7 @@ struct DeviceData::Impl {
   cl_device_id device = nullptr;
   std::string device_id;
   cl::Context ctx;                       // every executor given this object runs its GPU side in it
+  bool external = false;                 // ctx is the caller's (DeviceData(cl_context, cl_device_id))
   cl::Queue queue;                       // sync's reads
   mutable std::mutex m;                  // a launch holds it for its whole run
   std::map<const void*, Entry> buffers;  // by host memory
