@@ -127,11 +127,24 @@ for exp in "$@"; do
       # the apps' bundles, and fixed configurations): medians of kernel_ms and ratios to the best native device
       bundles=()
       [ -d .device/app-bundles ] && bundles=(--dop-arg --bundles --dop-arg .device/app-bundles)
+      # APPS_BEFORE=DIR (a source tree, e.g. `git archive` of an earlier commit): its interposer is built too and
+      # every dop mode runs with both libraries, interleaved (run_apps.sh --lib before=... --lib after=...)
+      libs=()
+      if [ -n "${APPS_BEFORE:-}" ]; then
+        if ! { cmake -S "$APPS_BEFORE" -B build-before -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF \
+                 -DDOP_BUILD_TESTS=OFF -DDOP_BUILD_BENCHMARKS=OFF -DDOP_VENDOR_INCLUDE="$PWD/.device/include" &&
+               cmake --build build-before -j "$(nproc)" --target dop_intercept; } >"$OUT/build-before.log" 2>&1; then
+          tail -40 "$OUT/build-before.log"
+          exit 1
+        fi
+        libs=(--lib "before=$PWD/build-before/lib/libdop_intercept.so" --lib "after=$PWD/build-runtime/lib/libdop_intercept.so")
+      fi
       export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
       timeout "${APPS_TIMEOUT:-540}" bash benchmarks/apps/run_apps.sh --size "${APPS_SIZE:-medium}" \
         --warmup "${APPS_WARMUP:-1}" --repeat "${APPS_REPEAT:-3}" --configs "${APPS_CONFIGS:-1,0 0,1 1,1}" \
         --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --dop "$dop" --bin build-runtime/bin/apps \
-        ${APPS:+--apps "$APPS"} "${bundles[@]}" --json "$OUT/apps.json" 2>"$OUT/apps.log" | tee "$OUT/apps.txt"
+        ${APPS:+--apps "$APPS"} "${bundles[@]}" "${libs[@]}" --json "$OUT/apps${APPS_TAG:-}.json" \
+        2>"$OUT/apps${APPS_TAG:-}.log" | tee "$OUT/apps${APPS_TAG:-}.txt"
       ;;
     enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
       [ -x build-runtime/bin/bench_enqueue ] && bash benchmarks/intercept_overhead.sh build-runtime 0,1 5 |
