@@ -828,6 +828,19 @@ TEST_CASE("Dopia's protocol: trained on the other sets, every workload of the te
   for (const auto& k : e.per_kernel) rows.insert(k.kernel);
   CHECK(rows.count("k0 [data on gpu]"));
   CHECK(rows.count("k0 [data on host]"));
+  // Each decision in the JSON form: the workload, where its data was, the chosen and the best configuration with
+  // their measured times, and the normalised performance they give.
+  const auto j = nlohmann::json::parse(train::evaluation_json(e, &d));
+  REQUIRE(j["decisions"].size() == real);
+  std::set<std::string> located;
+  for (const auto& x : j["decisions"]) {
+    CHECK(x["set"] == "real");
+    located.insert(x["workload"].get<std::string>() + " " + x["data_on"].get<std::string>());
+    CHECK(x["best"]["ms"].get<double>() <= x["chosen"]["ms"].get<double>());
+    CHECK(x["perf"].get<double>() == Approx(x["best"]["ms"].get<double>() / x["chosen"]["ms"].get<double>()));
+  }
+  CHECK(located.size() == real);  // both data locations of each name
+  CHECK_FALSE(nlohmann::json::parse(train::evaluation_json(e)).contains("decisions"));
   const auto none = train::evaluate_test_set(d, o, "nope");
   CHECK(none.outcomes.empty());
   CHECK_THAT(none.note, Catch::Contains("no complete workload of set 'nope'"));
