@@ -145,6 +145,30 @@ void decide(benchmark::State& state, const std::string& type, bool reference) {
                  std::to_string(nodes) + " nodes, " + std::to_string(p.num_configs()) + " configurations");
 }
 
+// A committed model of the H100 host deciding the real workloads it was made for (models/h100-xeon16/: the model
+// file, real.csv.gz with the code features of features.csv): the shipped model's trees and inputs, not the
+// benchmark's own.
+void decide_shipped(benchmark::State& state, const std::string& file) {
+  const std::string dir = std::string(DOP_SOURCE_DIR) + "/models/h100-xeon16/";
+  const pred::Predictor p = pred::Predictor::load(dir + file);
+  train::LoadOptions o;
+  o.features = dir + "features.csv";
+  const train::Dataset d = train::load_dataset(dir + "real.csv.gz", o);
+  std::vector<std::vector<double>> code;
+  std::vector<pred::LaunchShape> launch;
+  for (const auto& w : d.workloads) {
+    code.push_back(w.code_vector(p.model().features, d.code_keys));
+    launch.push_back(w.launch);
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t k = i++ % code.size();
+    benchmark::DoNotOptimize(p.decide(code[k].data(), launch[k]));
+  }
+  state.SetLabel(file + ", " + std::to_string(code.size()) + " real workloads, " + std::to_string(p.num_configs()) +
+                 " configurations");
+}
+
 void BM_DecideDT(benchmark::State& s) { decide(s, "dt", false); }
 void BM_DecideGBT200(benchmark::State& s) { decide(s, "gbt", false); }
 void BM_DecideRF100(benchmark::State& s) { decide(s, "rf", false); }
@@ -156,6 +180,8 @@ void BM_DecideDTEstimate(benchmark::State& s) { decide(s, "dt-est", false); }
 void BM_DecideGBT200Estimate(benchmark::State& s) { decide(s, "gbt-est", false); }
 void BM_DecideLinear(benchmark::State& s) { decide(s, "linear", false); }
 void BM_ReferenceGBT200(benchmark::State& s) { decide(s, "gbt", true); }
+void BM_DecideShippedGBT(benchmark::State& s) { decide_shipped(s, "gbt.json"); }
+void BM_DecideShippedDT(benchmark::State& s) { decide_shipped(s, "dt.json"); }
 
 // A memoised decision (the common case at run time: the same kernel launched with the same shape again).
 void BM_DecideMemoised(benchmark::State& state) {
@@ -192,6 +218,8 @@ BENCHMARK(BM_DecideRF100)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideRank200)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideLinear)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReferenceGBT200)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecideShippedGBT)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DecideShippedDT)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DecideMemoised)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TrainDT)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_TrainRF100)->Unit(benchmark::kMillisecond)->Iterations(1);

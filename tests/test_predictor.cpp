@@ -305,6 +305,9 @@ TEST_CASE("every fast evaluation equals one walk per configuration", "[predictor
                               seed);
       check_against_reference(random_model(seed, 1 + int(seed % 20), 6, nine, nine, estimate_base_model()), seed);
       check_against_reference(random_model(seed, 30, 5, {0.5, 1}, {0, 0.5, 1}, estimate_base_model()), seed);
+      // The origin (0, 0) on a grid of other sizes: one-word and multi-word vectors with a row per grid position.
+      check_against_reference(random_model(seed, 30, 5, {0, 1}, {0, 0.5, 1}, estimate_base_model()), seed);
+      check_against_reference(random_model(seed, 4, 8, nine, nine, estimate_base_model()), seed);
     }
     check_against_reference(random_model(77, 200, 6, {}, {}, estimate_base_model()), 77);
   }

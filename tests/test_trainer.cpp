@@ -828,6 +828,19 @@ TEST_CASE("Dopia's protocol: trained on the other sets, every workload of the te
   for (const auto& k : e.per_kernel) rows.insert(k.kernel);
   CHECK(rows.count("k0 [data on gpu]"));
   CHECK(rows.count("k0 [data on host]"));
+  // Each decision in the JSON form: the workload, where its data was, the chosen and the best configuration with
+  // their measured times, and the normalised performance they give.
+  const auto j = nlohmann::json::parse(train::evaluation_json(e, &d));
+  REQUIRE(j["decisions"].size() == real);
+  std::set<std::string> located;
+  for (const auto& x : j["decisions"]) {
+    CHECK(x["set"] == "real");
+    located.insert(x["workload"].get<std::string>() + " " + x["data_on"].get<std::string>());
+    CHECK(x["best"]["ms"].get<double>() <= x["chosen"]["ms"].get<double>());
+    CHECK(x["perf"].get<double>() == Approx(x["best"]["ms"].get<double>() / x["chosen"]["ms"].get<double>()));
+  }
+  CHECK(located.size() == real);  // both data locations of each name
+  CHECK_FALSE(nlohmann::json::parse(train::evaluation_json(e)).contains("decisions"));
   const auto none = train::evaluate_test_set(d, o, "nope");
   CHECK(none.outcomes.empty());
   CHECK_THAT(none.note, Catch::Contains("no complete workload of set 'nope'"));
@@ -878,4 +891,31 @@ TEST_CASE("set weights pull the trees toward the weighted set's rows", "[trainer
   o.set_weights = {{"real", 2}};
   o.type = "linear";
   CHECK_THROWS_WITH(train::train(d, train::all_workloads(d), o), Catch::Contains("not linear"));
+}
+
+// The fast evaluation (bit vectors for the boosted trees, the walk for the decision tree, the estimate per
+// configuration) on the platform's committed models and the real workloads they decide: every output equals the
+// reference walk's, one full feature vector per configuration, and the models do decide by the estimate.
+TEST_CASE("the shipped H100 models score the real workloads exactly as the reference walk", "[trainer]") {
+  const std::string dir = std::string(DOP_SOURCE_DIR) + "/models/h100-xeon16/";
+  train::LoadOptions lo;
+  lo.features = dir + "features.csv";
+  const auto d = train::load_dataset(dir + "real.csv.gz", lo);
+  REQUIRE(d.workloads.size() >= 120);
+  for (const char* file : {"gbt.json", "dt.json"}) {
+    INFO(file);
+    const auto p = pred::Predictor::load(dir + file, {});
+    REQUIRE(p.model().platform.figures);  // trained with --estimate
+    std::vector<double> fast(p.num_configs()), ref(p.num_configs());
+    std::set<size_t> chosen;
+    for (const auto& w : d.workloads) {
+      INFO(w.name);
+      const auto code = w.code_vector(p.model().features, d.code_keys);
+      p.scores(code.data(), w.launch, fast.data());
+      p.scores_reference(code.data(), w.launch, ref.data());
+      REQUIRE(fast == ref);
+      chosen.insert(p.decide(code.data(), w.launch).index);
+    }
+    CHECK(chosen.size() > 2);  // not one constant answer
+  }
 }

@@ -229,17 +229,17 @@ void run_train(const TrainFlags& f) {
   if (!f.json) print_dataset(d);
   if (f.cv > 0) {
     const auto e = train::cross_validate(d, o, f.cv);
-    out["cv"] = json::parse(train::evaluation_json(e));
+    out["cv"] = json::parse(train::evaluation_json(e, &d));
     if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
   }
   if (!f.no_loko) {
     const auto e = train::leave_one_kernel_out(d, o);
-    out["loko"] = json::parse(train::evaluation_json(e));
+    out["loko"] = json::parse(train::evaluation_json(e, &d));
     if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
   }
   if (!f.test_set.empty()) {
     const auto e = train::evaluate_test_set(d, o, f.test_set);
-    out["test_set"] = json::parse(train::evaluation_json(e));
+    out["test_set"] = json::parse(train::evaluation_json(e, &d));
     if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
   }
   if (!f.out.empty() || !f.header.empty()) {
@@ -285,7 +285,7 @@ void run_eval(const EvalFlags& f) {
   }
   if (f.json) {
     json out = {
-        {"model", f.model}, {"dataset", dataset_json(d)}, {"evaluation", json::parse(train::evaluation_json(e))}};
+        {"model", f.model}, {"dataset", dataset_json(d)}, {"evaluation", json::parse(train::evaluation_json(e, &d))}};
     std::cout << out.dump(2) << "\n";
     return;
   }

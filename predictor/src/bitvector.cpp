@@ -53,9 +53,25 @@ struct SortedNodes {
   std::vector<Clear> clear;
   std::vector<uint32_t> word;  // one-word trees: the word and mask of each clear (compact, for the hot loops)
   std::vector<uint64_t> mask;
+  // The words the nodes clear, in the order the sorted nodes first touch them: the first touched_by[k] of them are
+  // every word the first k nodes touch (the others of a running vector of this feature are all ones).
+  std::vector<uint32_t> touched;
+  std::vector<uint32_t> touched_by;  // size: nodes + 1
   /// The nodes that are false for value v: the first false_count(v) (threshold <= v).
   size_t false_count(float v) const {
     return size_t(std::upper_bound(threshold.begin(), threshold.end(), v) - threshold.begin());
+  }
+  /// false_count(v) for a v at least the value whose count was `from` (levels visited in increasing value): a
+  /// galloping search forward from there, as the next level's count is usually a few nodes further on.
+  size_t false_count_from(float v, size_t from) const {
+    const size_t n = threshold.size();
+    size_t lo = from, step = 1;
+    while (lo + step <= n && !(v < threshold[lo + step - 1])) {
+      lo += step;
+      step *= 2;
+    }
+    const auto first = threshold.begin() + long(lo), last = threshold.begin() + long(std::min(n, lo + step));
+    return size_t(std::upper_bound(first, last, v) - threshold.begin());
   }
   void apply_first(uint64_t* bits, size_t begin, size_t end, bool one_word) const {
     if (one_word) {
@@ -87,8 +103,9 @@ struct LevelFeature {  ///< a feature of the launch and one configuration coordi
 };
 
 // Exit leaves of one-word trees for a grid of NG GPU levels: per CPU level, the NG sums run over the trees in
-// registers (each still in tree order). With the estimate features, `both` holds each configuration's vector
-// ([configuration * trees + tree]; the grid position (0, 0), when it is no configuration, has none).
+// registers (each still in tree order). With the estimate features, `both` holds a vector per grid position
+// ([(cpu level * NG + gpu level) * trees + tree]; the origin (0, 0), when it is no configuration, has an all-ones
+// row whose sum is discarded), so the GPU levels' loop has a constant trip count and unrolls.
 template <size_t NG, bool kBoth>
 void combine_one_word(const uint64_t* cpu, const uint64_t* gpu, const uint64_t* both, const float* leaf_value,
                       size_t trees, size_t NC, bool skip_origin, float* acc) {
@@ -96,14 +113,14 @@ void combine_one_word(const uint64_t* cpu, const uint64_t* gpu, const uint64_t* 
   for (size_t lc = 0; lc < NC; ++lc) {
     float r[NG];
     const size_t first = (lc == 0 && skip_origin) ? 1 : 0;
-    const size_t c0 = lc * NG - (skip_origin ? 1 : 0);  // configuration index of (lc, 0), + lg for (lc, lg)
     for (size_t lg = 0; lg < NG; ++lg) r[lg] = lg < first ? 0.0f : out_c[lg - first];
+    const uint64_t* row = kBoth ? both + lc * NG * trees : nullptr;  // grid position (lc, 0)
     for (size_t t = 0; t < trees; ++t) {
       const uint64_t x = cpu[t * NC + lc];
       const uint64_t* g = gpu + t * NG;
       const float* leaves = leaf_value + t * 64;
-      for (size_t lg = kBoth ? first : 0; lg < NG; ++lg) {
-        const uint64_t m = kBoth ? x & g[lg] & both[(c0 + lg) * trees + t] : x & g[lg];
+      for (size_t lg = 0; lg < NG; ++lg) {
+        const uint64_t m = kBoth ? x & g[lg] & row[lg * trees + t] : x & g[lg];
         r[lg] += leaves[unsigned(__builtin_ctzll(m))];
       }
     }
@@ -195,11 +212,20 @@ BitVectorScorer::BitVectorScorer(Layout layout) : layout_(std::move(layout)) {
   auto sorted = [](std::vector<std::pair<float, Clear>>& v) {
     std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     SortedNodes s;
+    std::vector<bool> seen;
+    s.touched_by.push_back(0);
     for (const auto& [thr, c] : v) {
       s.threshold.push_back(thr);
       s.clear.push_back(c);
       s.word.push_back(c.w0);
       s.mask.push_back(c.m0 & c.m1);
+      if (seen.size() <= c.w1) seen.resize(c.w1 + 1, false);
+      for (uint32_t w = c.w0; w <= c.w1; ++w)
+        if (!seen[w]) {
+          seen[w] = true;
+          s.touched.push_back(w);
+        }
+      s.touched_by.push_back(uint32_t(s.touched.size()));
     }
     return s;
   };
@@ -278,8 +304,12 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
     return lf.builtin == kEstMs ? s.est_ms.data() : s.est_rel.data();
   };
   const bool est_missing = std::isnan(best);
+  // Per-configuration vectors by grid position: configuration c's is row c + org; the origin's row (org = 1: the
+  // grid's (0, 0) is no configuration) stays all ones.
+  const size_t org = skip_origin ? 1 : 0;
   if (uses_estimate) {
-    s.both.resize(C * W);
+    s.both.resize((C + org) * W);
+    std::fill(s.both.begin(), s.both.begin() + long(org * W), ~uint64_t(0));
     if (est_missing)
       for (const LevelFeature& lf : level_features)
         if (lf.axis == Axis::both)
@@ -322,16 +352,19 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
     const double* value = both ? estimate_of(lf) : s.level_values.data();
     size_t k = 0;
     for (size_t lv : both ? s.est_order : s.order) {
-      const size_t e = lf.nodes.false_count(static_cast<float>(value[lv]));
+      const size_t e = lf.nodes.false_count_from(static_cast<float>(value[lv]), k);
       if (e > k) lf.nodes.apply_first(run, k, e, one_word);
       k = std::max(k, e);
+      // Only the words the false nodes so far touched differ from all ones in the running vector.
+      const uint32_t* touched = lf.nodes.touched.data();
+      const size_t n_touched = lf.nodes.touched_by[k];
       if (both && rows_set) {
-        uint64_t* b = s.both.data() + lv * W;
-        for (size_t w = 0; w < W; ++w) b[w] &= run[w];
+        uint64_t* b = s.both.data() + (lv + org) * W;
+        for (size_t i = 0; i < n_touched; ++i) b[touched[i]] &= run[touched[i]];
       } else if (both) {
-        std::copy(run, run + W, s.both.data() + lv * W);
+        std::copy(run, run + W, s.both.data() + (lv + org) * W);
       } else {
-        for (size_t w = 0; w < W; ++w) dest[w * L + lv] &= run[w];
+        for (size_t i = 0; i < n_touched; ++i) dest[size_t(touched[i]) * L + lv] &= run[touched[i]];
       }
     }
     rows_set |= both;
@@ -357,7 +390,7 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
       for (size_t lc = 0; lc < NC; ++lc) {
         const uint64_t x = a[lc];
         for (size_t lg = (lc == 0 && skip_origin) ? 1 : 0; lg < NG; ++lg, ++c)
-          *out_c++ += leaves[__builtin_ctzll(both ? x & g[lg] & both[c * W + t] : x & g[lg])];
+          *out_c++ += leaves[__builtin_ctzll(both ? x & g[lg] & both[(c + org) * W + t] : x & g[lg])];
       }
     }
   } else {
@@ -367,7 +400,7 @@ void BitVectorScorer::scores(const double* code, const LaunchShape& l, double* o
       float* out_c = acc;
       for (size_t lc = 0; lc < NC; ++lc)
         for (size_t lg = (lc == 0 && skip_origin) ? 1 : 0; lg < NG; ++lg) {
-          const uint64_t* b = both ? both + size_t(out_c - acc) * W : nullptr;  // this configuration's vector
+          const uint64_t* b = both ? both + (size_t(out_c - acc) + org) * W : nullptr;  // this configuration's vector
           auto word = [&](size_t w) { return cpu[w * NC + lc] & gpu[w * NG + lg] & (b ? b[w] : ~uint64_t(0)); };
           size_t w = w0;
           uint64_t m = word(w);

@@ -400,7 +400,7 @@ std::string format_evaluation(const Evaluation& e) {
   return o;
 }
 
-std::string evaluation_json(const Evaluation& e) {
+std::string evaluation_json(const Evaluation& e, const Dataset* data) {
   using nlohmann::json;
   json j;
   j["method"] = e.method;
@@ -441,6 +441,24 @@ std::string evaluation_json(const Evaluation& e) {
                     {"all", k.all},
                     {"best_constant", k.best_const}});
     j["per_kernel"] = pk;
+  }
+  if (data) {
+    json decisions = json::array();
+    const auto config = [&](const Workload& w, size_t c) {
+      return json{{"cpu", data->configs[c].cpu}, {"gpu", data->configs[c].gpu}, {"ms", w.time_ms[c]}};
+    };
+    for (const Outcome& o : e.outcomes) {
+      const Workload& w = data->workloads[o.workload];
+      decisions.push_back({{"workload", w.name},
+                           {"kernel", w.kernel},
+                           {"set", w.set},
+                           {"data_on", data_on_name(w.launch.data_on_gpu)},
+                           {"fold", o.fold},
+                           {"chosen", config(w, o.predicted)},
+                           {"best", config(w, w.best)},
+                           {"perf", o.perf}});
+    }
+    j["decisions"] = decisions;
   }
   return j.dump();
 }

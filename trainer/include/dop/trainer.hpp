@@ -203,7 +203,9 @@ Evaluation evaluate_model(const pred::Model& model, const Dataset& data);
 
 /// Human-readable table (one line per strategy; per-kernel rows for leave-one-kernel-out).
 std::string format_evaluation(const Evaluation& e);
-/// Machine-readable form (a JSON object text).
-std::string evaluation_json(const Evaluation& e);
+/// Machine-readable form (a JSON object text). With the dataset evaluated, also each decision: "decisions", one
+/// object per outcome with the workload, kernel, set, data_on, fold, the chosen and the best measured configuration
+/// with their times (ms) and the normalised performance.
+std::string evaluation_json(const Evaluation& e, const Dataset* data = nullptr);
 
 }  // namespace dop::train
