@@ -222,19 +222,33 @@ bool Executor::Impl::stage_inputs(Launch& l, bool may_give_up) {
   return !gave_up;
 }
 
+namespace engine {
+
+ByteRange chunk_need(const ArgRanges& r) {
+  ByteRange n = r.read.value_or(ByteRange{}), w = r.write.value_or(ByteRange{});
+  if (n.empty()) return w;
+  if (!w.empty()) n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+  return n;
+}
+
+}  // namespace engine
+
 // Sliced buffers reach the GPU chunk by chunk: the segments of the bytes a chunk of units [b, e) may read or write
 // that the GPU does not have yet, which it has from then on (`staged`). The GPU claims from the back of the work
-// list, so what it has stays one range.
+// list, so what it has stays one range. Resident buffers: what the GPU's copy lacks of those bytes (DeviceData's
+// record, updated once the chunk's copies are enqueued: resident_gpu_chunk).
 static std::vector<Piece> missing_segments(const Spec& spec, engine::Launch& l, const std::vector<ArgRanges>& need) {
   std::vector<Piece> segments;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (!l.sliced[i]) continue;
-    ByteRange n = need[i].read.value_or(ByteRange{}), w = need[i].write.value_or(ByteRange{});
-    if (n.empty())
-      n = w;
-    else if (!w.empty())
-      n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+    const ByteRange n = engine::chunk_need(need[i]);
     if (n.empty()) continue;
+    if (l.data) {
+      const DeviceData::Impl::Entry& e = *l.entries[i];
+      for (const auto& [b, end] : e.gpu.missing(size_t(n.lo), std::min(size_t(n.hi), e.bytes)))
+        segments.push_back({i, b, end - b});
+      continue;
+    }
     ByteRange& have = l.staged[i];
     if (have.empty()) {
       segments.push_back({i, size_t(n.lo), size_t(n.hi - n.lo)});
@@ -256,7 +270,10 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   const auto need = (*l.footprint)(b * unit_items, e * unit_items);
   const std::vector<ByteRange> before_chunk = l.staged;
   const std::vector<Piece> segments = missing_segments(spec, l, need);
-  if (segments.empty()) return cl::Event{};
+  if (segments.empty()) {
+    if (l.data) resident_gpu_chunk(l, need);
+    return cl::Event{};
+  }
   const auto ts = Clock::now();
   const auto pieces = engine::make_pieces(segments, l.copy_threads);
   for (const auto& g : segments) l.gpu->pinned(l.gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
@@ -299,6 +316,7 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   }
   l.res.h2d_bytes += sent;
   l.res.h2d_ms += ms_since(ts);
+  if (l.data) resident_gpu_chunk(l, need);
   l.chunk_bytes_staged += total;
   l.chunk_staging_ms += ms_since(ts);
   return std::move(events.front());
