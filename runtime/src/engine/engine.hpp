@@ -250,7 +250,8 @@ struct Launch {
   std::vector<Piece> inputs;
   std::vector<const unsigned char*> initial;
   std::vector<std::vector<uint64_t>> snapshot;
-  unsigned copy_threads = 1;  // threads for host-side copies
+  std::vector<std::unique_ptr<unsigned char[]>> first_contents;  // resident sliced buffers: where the CPU may write
+  unsigned copy_threads = 1;                                     // threads for host-side copies
   // stage_slices: what the GPU has of each sliced buffer, and the staging rate of this launch's chunks so far.
   std::vector<ByteRange> staged;
   size_t chunk_bytes_staged = 0;

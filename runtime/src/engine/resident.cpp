@@ -274,7 +274,8 @@ void Executor::Impl::resident_before(Launch& l) {
 
 // Before the CPU runs a chunk of units [b, e) (its driver's thread): host memory made current over what the chunk
 // may read or write of each sliced buffer, read from the GPU's copy where only it holds the bytes (blocking, while
-// the CPU's previous chunk runs). The bytes read are the launch's initial contents there (for a merge).
+// the CPU's previous chunk runs). Where the chunk may write bytes no earlier CPU chunk of the launch could have, their
+// contents now are the launch's initial ones (for a merge, should the GPU's chunks have written there too).
 cl::Event Executor::Impl::resident_cpu_chunk(Launch& l, size_t b, size_t e) {
   DeviceData::Impl& d = *l.data;
   const auto need = unit_ranges(l, b, e);
@@ -282,18 +283,17 @@ cl::Event Executor::Impl::resident_cpu_chunk(Launch& l, size_t b, size_t e) {
     if (!l.sliced[i]) continue;
     DeviceData::Impl::Entry& en = *l.entries[i];
     const Range n = clamp(engine::chunk_need(need[i]), en.bytes);
-    const auto fetched = en.host.missing(n.first, n.second);
-    if (!fetched.empty()) {
+    if (!en.host.covers(n.first, n.second)) {
       const auto ts = Clock::now();
       l.res.d2h_bytes += d.to_host(en, l.args[i].data(), n.first, n.second, d.queue.get());
       l.res.d2h_ms += engine::ms_since(ts);
-      if (!l.snapshot[i].empty())
-        for (const auto& [lo, hi] : fetched)
-          std::memcpy(reinterpret_cast<unsigned char*>(l.snapshot[i].data()) + lo,
-                      static_cast<const unsigned char*>(l.args[i].data()) + lo, hi - lo);
     }
     const Range w = clamp(need[i].write, en.bytes);
-    if (spec.args[i].access != Access::read && w.first < w.second) l.cpu_wrote[i].add(w.first, w.second);
+    if (spec.args[i].access == Access::read || w.first >= w.second) continue;
+    if (l.first_contents[i])
+      for (const auto& [lo, hi] : l.cpu_wrote[i].missing(w.first, w.second))
+        std::memcpy(l.first_contents[i].get() + lo, static_cast<const unsigned char*>(l.args[i].data()) + lo, hi - lo);
+    l.cpu_wrote[i].add(w.first, w.second);
   }
   return cl::Event{};
 }
@@ -325,19 +325,17 @@ void Executor::Impl::resident_after(Launch& l) {
     DeviceData::Impl::Entry* e = l.entries[i];
     if (!e || spec.args[i].access == Access::read) continue;
     if (l.sliced[i]) {  // what each device's chunks may have written, as they recorded it
-      const auto g = l.gpu_wrote[i].within(0, e->bytes), c = l.cpu_wrote[i].within(0, e->bytes);
-      const bool both =
-          std::any_of(c.begin(), c.end(), [&](const Range& r) { return l.gpu_wrote[i].intersects(r.first, r.second); });
-      for (const auto& [b, end] : g) {
-        if (both) {
-          merged.push_back({i, b, end - b});  // host memory current there once merged
+      // The GPU's writes stay on the GPU, the CPU's in host memory; bytes both may have written are read back and
+      // merged (the launch's initial contents there: resident_cpu_chunk), current in host memory from then on.
+      for (const auto& [b, end] : l.gpu_wrote[i].within(0, e->bytes)) e->host.remove(b, end);
+      for (const auto& [cb, ce] : l.cpu_wrote[i].within(0, e->bytes)) {
+        for (const auto& [b, end] : l.gpu_wrote[i].within(cb, ce)) {
+          merged.push_back({i, b, end - b});
+          merge_arg[i] = 1;
           e->host.add(b, end);
-        } else {
-          e->host.remove(b, end);
         }
+        e->gpu.remove(cb, ce);
       }
-      merge_arg[i] = both;
-      for (const auto& [b, end] : c) e->gpu.remove(b, end);
       continue;
     }
     Range c = clamp(cpu_w[i].write, e->bytes), g = clamp(gpu_w[i].write, e->bytes);

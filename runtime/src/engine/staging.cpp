@@ -125,6 +125,7 @@ void Executor::Impl::bind_buffers(Launch& l) {
   // merge; the staged input copy where the memory is pinned, else a copy of its own).
   l.initial.assign(spec.args.size(), nullptr);
   l.snapshot.resize(spec.args.size());
+  l.first_contents.resize(spec.args.size());
   const bool both_sides = cpu && gpu;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
@@ -143,6 +144,9 @@ void Executor::Impl::bind_buffers(Launch& l) {
       if (a.access != Access::read && both_sides) {
         if (unsigned char* p = l.resident || l.data ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
           l.initial[i] = p;
+        } else if (l.data && l.sliced[i]) {  // filled chunk by chunk, where the CPU may write (resident_cpu_chunk)
+          l.first_contents[i].reset(new unsigned char[a.bytes()]);
+          l.initial[i] = l.first_contents[i].get();
         } else {
           l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());
           l.initial[i] = reinterpret_cast<const unsigned char*>(l.snapshot[i].data());
