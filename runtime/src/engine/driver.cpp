@@ -10,6 +10,16 @@
 
 namespace dop {
 
+namespace {
+std::atomic<void (*)()> g_thread_hook{nullptr};
+}  // namespace
+
+void set_engine_thread_hook(void (*hook)()) { g_thread_hook = hook; }
+
+void engine::thread_started() {
+  if (void (*hook)() = g_thread_hook.load()) hook();
+}
+
 using engine::Side;
 
 // Launch geometry of units [b, e) in spec work-groups (`whole`) or CPU ones, with the range form's extra
@@ -216,6 +226,7 @@ void Executor::Impl::run_devices(Launch& l) {
   std::thread gpu_thread;
   if (l.run_gpu)
     gpu_thread = std::thread([&] {
+      engine::thread_started();
       try {
         if (stage_inputs(l, !fixed)) {
           drive(*l.gpu, false, l.wl, l.rates, l.gpu_first, l.gpu_min, l.t0, l.res.gpu, fixed, l.gpu_seed, stage_chunk);

@@ -99,6 +99,9 @@ std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned thre
 // The bytes a chunk may read or write of one buffer, as one range (empty where it touches none). staging.cpp
 ByteRange chunk_need(const ArgRanges& r);
 
+// The first call on every thread the engine starts (set_engine_thread_hook's hook). driver.cpp
+void thread_started();
+
 // Runs f(k) for k in [0, n) on up to `threads` threads (the caller's among them), pieces claimed in order. The
 // first exception is rethrown after every thread has stopped.
 template <typename F>
@@ -118,7 +121,11 @@ void for_pieces(size_t n, unsigned threads, F f) {
     }
   };
   std::vector<std::thread> ts;
-  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t) ts.emplace_back(work);
+  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t)
+    ts.emplace_back([&] {
+      thread_started();
+      work();
+    });
   work();
   for (auto& t : ts) t.join();
   if (err) std::rethrow_exception(err);
