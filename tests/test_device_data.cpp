@@ -149,6 +149,21 @@ TEST_CASE("resident buffers: a chain of launches gives exactly the plain path's 
   }
 }
 
+// `launches` steps of the chain over resident buffers in `data`, each run by launch(executor, args, k); the output
+// synchronised to host memory.
+template <typename Launch>
+std::vector<int> resident_chain(const std::shared_ptr<DeviceData>& data, bool footprint, int launches, Launch launch) {
+  const Spec s = step_spec();
+  Executor ex(s, kStep, two_devices(), options(data, footprint));
+  auto args = make_args(s);
+  for (int k = 0; k < launches; ++k) {
+    if (k > 0) std::swap(args[0].storage, args[1].storage);
+    launch(ex, args, k);
+  }
+  data->sync(args[1]);
+  return ints(args[1]);
+}
+
 TEST_CASE("resident buffers: with both devices and a footprint, each device gets only what its chunks touch") {
   const int launches = 8;
   const std::vector<int> expect = chain_ref(launches);
@@ -158,18 +173,12 @@ TEST_CASE("resident buffers: with both devices and a footprint, each device gets
   DeviceData::Moved with, without;
   for (const bool footprint : {true, false}) {
     CAPTURE(footprint);
-    const Spec s = step_spec();
     auto data = std::make_shared<DeviceData>(two_devices());
-    Executor ex(s, kStep, two_devices(), options(data, footprint));
-    auto args = make_args(s);
-    for (int k = 0; k < launches; ++k) {
-      if (k > 0) std::swap(args[0].storage, args[1].storage);
-      const LaunchResult r = ex.launch(args, Config{0.5, 0.5});
-      CAPTURE(k, r.cpu.work_groups, r.gpu.work_groups);
-      if (footprint && r.cpu.work_groups > 0 && r.gpu.work_groups > 0) CHECK(r.h2d_bytes + r.d2h_bytes < whole);
-    }
-    data->sync(args[1]);
-    CHECK(ints(args[1]) == expect);
+    CHECK(resident_chain(data, footprint, launches, [&](Executor& ex, std::vector<ArgData>& args, int k) {
+            const LaunchResult r = ex.launch(args, Config{0.5, 0.5});
+            CAPTURE(k, r.cpu.work_groups, r.gpu.work_groups);
+            if (footprint && r.cpu.work_groups > 0 && r.gpu.work_groups > 0) CHECK(r.h2d_bytes + r.d2h_bytes < whole);
+          }) == expect);
     (footprint ? with : without) = data->moved();
   }
   CHECK(with.h2d_bytes + with.d2h_bytes < launches * whole);
@@ -177,22 +186,16 @@ TEST_CASE("resident buffers: with both devices and a footprint, each device gets
 
   // A static split at the same share every launch: after the first, only the bytes around the boundary move (each
   // device reads one element past its part, which the other wrote the launch before).
-  const Spec s = step_spec();
   auto data = std::make_shared<DeviceData>(two_devices());
-  Executor ex(s, kStep, two_devices(), options(data, true));
-  auto args = make_args(s);
-  for (int k = 0; k < launches; ++k) {
-    if (k > 0) std::swap(args[0].storage, args[1].storage);
-    const DeviceData::Moved before = data->moved();
-    ex.launch_static(args, Config{0.5, 0.5}, 0.5);
-    const DeviceData::Moved after = data->moved();
-    CAPTURE(k);
-    // The first launch: the GPU's half of each buffer (of the output too: what it may write, for a merge).
-    if (k == 0) CHECK(after.h2d_bytes - before.h2d_bytes <= kN * 4 + 128);
-    if (k > 0) CHECK(after.h2d_bytes + after.d2h_bytes - before.h2d_bytes - before.d2h_bytes <= 256);
-  }
-  data->sync(args[1]);
-  CHECK(ints(args[1]) == expect);
+  CHECK(resident_chain(data, true, launches, [&](Executor& ex, std::vector<ArgData>& args, int k) {
+          const DeviceData::Moved before = data->moved();
+          ex.launch_static(args, Config{0.5, 0.5}, 0.5);
+          const DeviceData::Moved after = data->moved();
+          CAPTURE(k);
+          // The first launch: the GPU's half of each buffer (of the output too: what it may write, for a merge).
+          if (k == 0) CHECK(after.h2d_bytes - before.h2d_bytes <= kN * 4 + 128);
+          if (k > 0) CHECK(after.h2d_bytes + after.d2h_bytes - before.h2d_bytes - before.d2h_bytes <= 256);
+        }) == expect);
 }
 
 TEST_CASE("resident buffers: with both devices, bytes both may write are merged with the launch's initial ones") {
