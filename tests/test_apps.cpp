@@ -136,6 +136,26 @@ TEST_CASE("apps: tiny launches are exact under dop, in order, out of order and f
 
 TEST_CASE("apps: stream is exact under dop", "[apps]") { check_app("stream", ""); }
 
+// The application's queue on dop's GPU in copy mode, both devices: dop's GPU part runs on the application's own
+// buffers, and (where the kernel has a footprint: an analysis build, or bundles) each device's chunks get only what
+// they touch, staged into those buffers by the engine's own threads while the application waits on its reads.
+TEST_CASE("apps: stream and stencil are exact on their own buffers with both devices in copy mode", "[apps]") {
+  for (const std::string app : {"stream", "stencil"}) {
+    const std::string cmd = "'" + kApps + "/" + app + "' --size small";
+    const auto native = run_command("APP_DEVICE=first " + cmd);
+    REQUIRE(native.rc == 0);
+    const auto want = summary(native.out);
+    const auto r = run_command("APP_DEVICE=first '" + dop::test::dop_binary() +
+                               "' exec --cpu pocl:1 --gpu pocl:0 --memory copy --config 0.5,0.5 -- " + cmd);
+    INFO(app << "\n" << r.out);
+    REQUIRE(r.rc == 0);
+    const auto got = summary(r.out);
+    REQUIRE(got.count("check"));
+    CHECK(got.at("check") == "ok");
+    if (want.at("exact") == "yes") CHECK(got.at("checksum") == want.at("checksum"));
+  }
+}
+
 TEST_CASE("apps: device choice and bad input", "[apps]") {
   const std::string stream = "'" + kApps + "/stream' --n 4096 --reps 1";
   // Both PoCL devices are CPUs here: asking for a GPU falls back to the first device, and says so.

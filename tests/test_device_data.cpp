@@ -149,6 +149,85 @@ TEST_CASE("resident buffers: a chain of launches gives exactly the plain path's 
   }
 }
 
+// `launches` steps of the chain over resident buffers in `data`, each run by launch(executor, args, k); the output
+// synchronised to host memory.
+template <typename Launch>
+std::vector<int> resident_chain(const std::shared_ptr<DeviceData>& data, bool footprint, int launches, Launch launch) {
+  const Spec s = step_spec();
+  Executor ex(s, kStep, two_devices(), options(data, footprint));
+  auto args = make_args(s);
+  for (int k = 0; k < launches; ++k) {
+    if (k > 0) std::swap(args[0].storage, args[1].storage);
+    launch(ex, args, k);
+  }
+  data->sync(args[1]);
+  return ints(args[1]);
+}
+
+TEST_CASE("resident buffers: with both devices and a footprint, each device gets only what its chunks touch") {
+  const int launches = 8;
+  const std::vector<int> expect = chain_ref(launches);
+  const size_t whole = 2 * kN * 4;  // both buffers, the whole of them
+  // Dynamic distribution: exact results, and less moved than the whole buffers per launch, and than without the
+  // footprint (whole buffers to each device that runs).
+  DeviceData::Moved with, without;
+  for (const bool footprint : {true, false}) {
+    CAPTURE(footprint);
+    auto data = std::make_shared<DeviceData>(two_devices());
+    CHECK(resident_chain(data, footprint, launches, [&](Executor& ex, std::vector<ArgData>& args, int k) {
+            const LaunchResult r = ex.launch(args, Config{0.5, 0.5});
+            CAPTURE(k, r.cpu.work_groups, r.gpu.work_groups);
+            if (footprint && r.cpu.work_groups > 0 && r.gpu.work_groups > 0) CHECK(r.h2d_bytes + r.d2h_bytes < whole);
+          }) == expect);
+    (footprint ? with : without) = data->moved();
+  }
+  CHECK(with.h2d_bytes + with.d2h_bytes < launches * whole);
+  CHECK(with.h2d_bytes + with.d2h_bytes < without.h2d_bytes + without.d2h_bytes);
+
+  // A static split at the same share every launch: after the first, only the bytes around the boundary move (each
+  // device reads one element past its part, which the other wrote the launch before).
+  auto data = std::make_shared<DeviceData>(two_devices());
+  CHECK(resident_chain(data, true, launches, [&](Executor& ex, std::vector<ArgData>& args, int k) {
+          const DeviceData::Moved before = data->moved();
+          ex.launch_static(args, Config{0.5, 0.5}, 0.5);
+          const DeviceData::Moved after = data->moved();
+          CAPTURE(k);
+          // The first launch: the GPU's half of each buffer (of the output too: what it may write, for a merge).
+          if (k == 0) CHECK(after.h2d_bytes - before.h2d_bytes <= kN * 4 + 128);
+          if (k > 0) CHECK(after.h2d_bytes + after.d2h_bytes - before.h2d_bytes - before.d2h_bytes <= 256);
+        }) == expect);
+}
+
+TEST_CASE("resident buffers: with both devices, bytes both may write are merged with the launch's initial ones") {
+  // A footprint that bounds y's writes only by the whole buffer: every chunk of either device may write all of it.
+  const char* wide = R"J({"footprint": {
+    "args": {"y": {"whole": false, "accesses": [
+                {"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]},
+                {"write": true, "bytes": 4, "terms": [[4, "any"]]}]},
+             "x": {"whole": false, "accesses": [{"write": false, "bytes": 4, "terms": [[4, "get_global_id(0)"]]}]}},
+    "ranges": {"get_global_id(0)": ["gid_lo_0", "gid_hi_0"], "any": ["0", "n-1"]}}})J";
+  const Spec s = mix_spec();
+  auto data = std::make_shared<DeviceData>(two_devices());
+  ExecutorOptions o = options(data, false);
+  o.footprint = parse_footprint(wide, "accumulate.json");
+  Executor ex(s, kMix, two_devices(), o);
+  auto args = make_args(s);
+  std::vector<int> y = ints(args[0]);
+  const std::vector<int> x = ints(args[1]);
+  auto step = [&] {
+    for (size_t i = 0; i < kN; ++i) y[i] = (y[i] + 3 * x[i]) & 0xFFFF;
+  };
+  ex.launch(args, Config{0, 1});  // y current on the GPU alone
+  step();
+  CHECK_FALSE(data->host_current(args[0]));
+  for (int k = 0; k < 4; ++k) {
+    ex.launch(args, Config{0.5, 0.5});
+    step();
+  }
+  data->sync(args[0]);
+  CHECK(ints(args[0]) == y);
+}
+
 TEST_CASE("resident buffers: results stay on the GPU until synced, and host writes between launches are seen") {
   for (const Config cfg : {Config{0, 1}, Config{0.5, 0.5}}) {
     CAPTURE(cfg.cpu, cfg.gpu);
@@ -159,7 +238,8 @@ TEST_CASE("resident buffers: results stay on the GPU until synced, and host writ
     std::vector<int> expect = step_ref(ints(args[0]));
     ex.launch(args, cfg);
     if (cfg.cpu == 0) CHECK_FALSE(data->host_current(args[1]));  // the output is on the GPU only
-    CHECK(data->gpu_current(args[0]));
+    if (cfg.cpu == 0) CHECK(data->gpu_current(args[0]));         // both devices: the GPU got its chunks' part
+    CHECK(data->host_current(args[0]));                          // an input stays current where it was
     // The output becomes the next input; the host overwrites part of it without reading it first.
     std::swap(args[0].storage, args[1].storage);
     for (size_t i = 100; i < 200; ++i) args[0].as<int>()[i] = int(i) * 7, expect[i] = int(i) * 7;

@@ -26,6 +26,8 @@ void bind_shape(Executor& exec, const Spec& spec) {
 // where it shares host memory, automatic runs zero-copy over dop's host copies), the executor whose GPU side runs in
 // the application's context on its buffers (made at the context's first such launch; entry.m held) and the
 // context's DeviceData, which adopts the buffers for each launch. Null otherwise: the launch works on dop's copies.
+bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args);
+
 Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue side, const LaunchPlan& plan,
                           DeviceData*& data) {
   if (!s.sel.gpu ||
@@ -36,6 +38,9 @@ Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue 
   cl::check(clGetCommandQueueInfo(side, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
             "dop's queue on the application's device");
   if (dev != s.sel.gpu->device) return nullptr;
+  // The executor bounds what it moves by the kernel's footprint; where a scalar's top bit is set (the scalars set)
+  // its ranges may not hold (launch_bytes): this launch works on dop's copies, over the bytes launch_bytes trusts.
+  if (!entry.footprint.empty() && any_top_bit(entry.exec->spec(), entry.args)) return nullptr;
   cl::check(clGetCommandQueueInfo(side, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "clGetCommandQueueInfo",
             "dop's queue on the application's device");
   {
@@ -47,6 +52,10 @@ Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue 
   auto& exec = entry.in_app[ctx];
   if (!exec) {
     ExecutorOptions o = entry.options;
+    // The kernel's footprint bounds what each device's chunks move at a configuration of both devices (and what a
+    // launch on one device moves): the engine makes resident buffers current only there. (A scalar read unsigned
+    // that is negative gives ranges past the buffer: the launch is refused before it runs, and falls back.)
+    o.footprint = entry.footprint;
     std::lock_guard<std::mutex> l(s.m);
     o.data = s.app_data[ctx];
     exec = std::make_unique<Executor>(entry.exec->spec(), *plan.source, s.sel, std::move(o));
@@ -132,6 +141,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   std::lock_guard<std::mutex> entry_lock(entry.m);
   make_executor(s, entry, *d.spec, d.key);  // at the entry's first dop launch (synchronous: a failure falls back)
   bind_shape(*entry.exec, *d.spec);
+  set_scalars(entry, plan);
   DeviceData* app_data = nullptr;
   Executor* in_app = in_app_executor(s, entry, queue, plan, app_data);
   Executor& exec = in_app ? *in_app : *entry.exec;
@@ -144,7 +154,6 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     std::sort(order.begin(), order.end());
     for (BufferState* st : order) held.emplace_back(st->m);
   }
-  set_scalars(entry, plan);
   const std::vector<LaunchBytes> bytes = launch_bytes(entry);
   size_t fetched = 0;
   for (size_t i = 0; i < es.args.size(); ++i)

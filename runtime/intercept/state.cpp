@@ -11,7 +11,10 @@
 namespace dop::intercept {
 
 DopState& dop_state() {
-  static DopState* s = new DopState;  // never destroyed (see tables())
+  static DopState* s = [] {
+    set_engine_thread_hook([] { ++t_inside; });  // the engine's threads are dop's: their calls go through untouched
+    return new DopState;
+  }();  // never destroyed (see tables())
   return *s;
 }
 

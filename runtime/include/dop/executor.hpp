@@ -116,6 +116,11 @@ struct LaunchResult {
   double build_ms = 0;
 };
 
+/// Called first on every thread an executor starts (the GPU's driver, host-side copy threads), in every executor of
+/// the process; null (the default): nothing. The interposer marks those threads as dop's own, so that their OpenCL
+/// calls on the application's buffers are not taken for the application's.
+void set_engine_thread_hook(void (*hook)());
+
 /// Runs one spec's kernel at any configuration. A launch builds only what its configuration runs (the CPU
 /// sub-device of its core count, the GPU's plain or malleable form), at its first use, through the program cache;
 /// sub-devices, queues and programs are kept for later launches. Launches from several threads are safe (they are

@@ -10,6 +10,16 @@
 
 namespace dop {
 
+namespace {
+std::atomic<void (*)()> g_thread_hook{nullptr};
+}  // namespace
+
+void set_engine_thread_hook(void (*hook)()) { g_thread_hook = hook; }
+
+void engine::thread_started() {
+  if (void (*hook)() = g_thread_hook.load()) hook();
+}
+
 using engine::Side;
 
 // Launch geometry of units [b, e) in spec work-groups (`whole`) or CPU ones, with the range form's extra
@@ -207,12 +217,16 @@ void Executor::Impl::plan_chunks(Launch& l) {
 // sliced buffers before each chunk), the CPU's in the caller's. The first error is rethrown once both stopped.
 void Executor::Impl::run_devices(Launch& l) {
   const bool fixed = l.static_share >= 0;
-  std::function<cl::Event(size_t, size_t)> stage_chunk;
-  if (l.footprint && !l.data) stage_chunk = [this, &l](size_t b, size_t e) { return stage_slices(l, b, e); };
+  // Sliced buffers reach the GPU chunk by chunk; resident ones also reach host memory chunk by chunk for the CPU.
+  const bool sliced = std::find(l.sliced.begin(), l.sliced.end(), 1) != l.sliced.end();
+  std::function<cl::Event(size_t, size_t)> stage_chunk, cpu_chunk;
+  if (sliced) stage_chunk = [this, &l](size_t b, size_t e) { return stage_slices(l, b, e); };
+  if (sliced && l.data) cpu_chunk = [this, &l](size_t b, size_t e) { return resident_cpu_chunk(l, b, e); };
   std::exception_ptr cpu_err, gpu_err;
   std::thread gpu_thread;
   if (l.run_gpu)
     gpu_thread = std::thread([&] {
+      engine::thread_started();
       try {
         if (stage_inputs(l, !fixed)) {
           drive(*l.gpu, false, l.wl, l.rates, l.gpu_first, l.gpu_min, l.t0, l.res.gpu, fixed, l.gpu_seed, stage_chunk);
@@ -228,7 +242,7 @@ void Executor::Impl::run_devices(Launch& l) {
     });
   if (l.run_cpu) {
     try {
-      drive(*l.cpu, true, l.wl, l.rates, l.cpu_first, l.cpu_min, l.t0, l.res.cpu, fixed, l.cpu_seed);
+      drive(*l.cpu, true, l.wl, l.rates, l.cpu_first, l.cpu_min, l.t0, l.res.cpu, fixed, l.cpu_seed, cpu_chunk);
     } catch (...) {
       cpu_err = std::current_exception();
       std::lock_guard<std::mutex> g(l.rates.m);

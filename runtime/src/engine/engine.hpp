@@ -96,6 +96,11 @@ struct Piece {
   size_t arg, offset, bytes;
 };
 std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned threads);  // staging.cpp
+// The bytes a chunk may read or write of one buffer, as one range (empty where it touches none). staging.cpp
+ByteRange chunk_need(const ArgRanges& r);
+
+// The first call on every thread the engine starts (set_engine_thread_hook's hook). driver.cpp
+void thread_started();
 
 // Runs f(k) for k in [0, n) on up to `threads` threads (the caller's among them), pieces claimed in order. The
 // first exception is rethrown after every thread has stopped.
@@ -116,7 +121,11 @@ void for_pieces(size_t n, unsigned threads, F f) {
     }
   };
   std::vector<std::thread> ts;
-  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t) ts.emplace_back(work);
+  for (unsigned t = 1; t < std::min<size_t>(threads, n); ++t)
+    ts.emplace_back([&] {
+      thread_started();
+      work();
+    });
   work();
   for (auto& t : ts) t.join();
   if (err) std::rethrow_exception(err);
@@ -235,6 +244,10 @@ struct Launch {
   // ExecutorOptions::data (held locked for the launch): the resident buffers, and each buffer argument's entry.
   DeviceData::Impl* data = nullptr;
   std::vector<DeviceData::Impl::Entry*> entries;
+  // ... and for sliced ones (both devices running), the bytes each device's chunks may have written, and the bytes
+  // staged to the GPU before its chunks began (what they stage is counted into DeviceData::moved afterwards).
+  std::vector<RangeSet> cpu_wrote, gpu_wrote;
+  size_t h2d_before_chunks = 0;
 
   // bind_buffers (timed from t0): host-side buffers, what goes to the GPU, and the initial contents of what it
   // may write.
@@ -244,7 +257,8 @@ struct Launch {
   std::vector<Piece> inputs;
   std::vector<const unsigned char*> initial;
   std::vector<std::vector<uint64_t>> snapshot;
-  unsigned copy_threads = 1;  // threads for host-side copies
+  std::vector<std::unique_ptr<unsigned char[]>> first_contents;  // resident sliced buffers: where the CPU may write
+  unsigned copy_threads = 1;                                     // threads for host-side copies
   // stage_slices: what the GPU has of each sliced buffer, and the staging rate of this launch's chunks so far.
   std::vector<ByteRange> staged;
   size_t chunk_bytes_staged = 0;
@@ -361,6 +375,8 @@ struct Executor::Impl {
   // resident.cpp: a launch's steps with resident buffers (ExecutorOptions::data).
   std::vector<ArgRanges> unit_ranges(Launch& l, size_t b, size_t e) const;
   void resident_before(Launch& l);
+  cl::Event resident_cpu_chunk(Launch& l, size_t b, size_t e);
+  void resident_gpu_chunk(Launch& l, const std::vector<ArgRanges>& need);
   void resident_after(Launch& l);
   void resident_failed(Launch& l);
 

@@ -121,8 +121,10 @@ void Executor::Impl::plan_memory(Launch& l) {
                                     "the arguments with Executor::make_args or Executor::place");
   // Copy mode with a footprint: buffers whose every access is bounded go to the GPU slice by slice, as its chunks
   // need them, and come back only where it may have written.
+  // Resident buffers at a configuration of both devices: the same buffers are made current chunk by chunk, on the
+  // device that runs the chunk (resident.cpp); on one device, the footprint over the whole launch, nothing sliced.
   l.sliced.assign(spec.args.size(), 0);
-  if (l.data) {  // resident buffers: the footprint over the whole launch and each device's part, nothing sliced
+  if (l.data && !(l.cpu && l.gpu && mode == MemoryMode::copy)) {
     if (!opt.footprint.empty()) l.footprint.emplace(opt.footprint, spec, l.args, local);
     return;
   }
@@ -130,7 +132,8 @@ void Executor::Impl::plan_memory(Launch& l) {
     l.footprint.emplace(opt.footprint, spec, l.args, local);
     const auto whole = (*l.footprint)(0, units * cpu_local[split_dim]);
     for (size_t i = 0; i < spec.args.size(); ++i) l.sliced[i] = whole[i].read && whole[i].write;
-    if (std::find(l.sliced.begin(), l.sliced.end(), 1) == l.sliced.end()) l.footprint.reset();  // nothing to slice
+    const bool none = std::find(l.sliced.begin(), l.sliced.end(), 1) == l.sliced.end();
+    if (none && !l.data) l.footprint.reset();  // nothing to slice (resident buffers: the footprint still says where)
   }
 }
 

@@ -5,6 +5,7 @@
 #include "engine/resident.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "engine/engine.hpp"
@@ -231,19 +232,24 @@ std::vector<ArgRanges> Executor::Impl::unit_ranges(Launch& l, size_t b, size_t e
 
 // Before the devices run (timed): every buffer tracked, and made current where the launch may read or write it in
 // the memories of the devices that run: host memory for the CPU (and a GPU working in it in place), the GPU's copy
-// for the GPU. In tests (poison_gpu_buffers), what the GPU's copy does not hold is overwritten with garbage.
+// for the GPU. Sliced buffers (both devices running, the footprint bounding the buffer) are made current chunk by
+// chunk instead, on the device that runs the chunk (resident_cpu_chunk, and stage_slices for the GPU). In tests
+// (poison_gpu_buffers), what the GPU's copy does not hold is overwritten with garbage.
 void Executor::Impl::resident_before(Launch& l) {
   DeviceData::Impl& d = *l.data;
   const auto all = unit_ranges(l, 0, units);
   const bool host_runs = l.cpu || (l.gpu && l.in_place);
   const bool gpu_runs = l.gpu && !l.in_place;
   l.entries.assign(spec.args.size(), nullptr);
+  l.cpu_wrote.assign(spec.args.size(), RangeSet());
+  l.gpu_wrote.assign(spec.args.size(), RangeSet());
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (spec.args[i].kind != ArgKind::buffer) continue;
     DeviceData::Impl::Entry& e = d.entry(l.args[i]);
     l.entries[i] = &e;
     for (const Range& r : {clamp(all[i].read, e.bytes), clamp(all[i].write, e.bytes)}) {
       d.check_not_lost(e, r.first, r.second, "launch of '" + spec.name + "'");
+      if (l.sliced[i]) continue;  // chunk by chunk
       if (host_runs) {
         const auto ts = Clock::now();
         l.res.d2h_bytes += d.to_host(e, l.args[i].data(), r.first, r.second, d.queue.get());
@@ -263,12 +269,53 @@ void Executor::Impl::resident_before(Launch& l) {
     }
   }
   cl::finish(d.queue);
+  l.h2d_before_chunks = l.res.h2d_bytes;  // what chunks stage from here on is counted into moved afterwards
+}
+
+// Before the CPU runs a chunk of units [b, e) (its driver's thread): host memory made current over what the chunk
+// may read or write of each sliced buffer, read from the GPU's copy where only it holds the bytes (blocking, while
+// the CPU's previous chunk runs). Where the chunk may write bytes no earlier CPU chunk of the launch could have, their
+// contents now are the launch's initial ones (for a merge, should the GPU's chunks have written there too).
+cl::Event Executor::Impl::resident_cpu_chunk(Launch& l, size_t b, size_t e) {
+  DeviceData::Impl& d = *l.data;
+  const auto need = unit_ranges(l, b, e);
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (!l.sliced[i]) continue;
+    DeviceData::Impl::Entry& en = *l.entries[i];
+    const Range n = clamp(engine::chunk_need(need[i]), en.bytes);
+    if (!en.host.covers(n.first, n.second)) {
+      const auto ts = Clock::now();
+      l.res.d2h_bytes += d.to_host(en, l.args[i].data(), n.first, n.second, d.queue.get());
+      l.res.d2h_ms += engine::ms_since(ts);
+    }
+    const Range w = clamp(need[i].write, en.bytes);
+    if (spec.args[i].access == Access::read || w.first >= w.second) continue;
+    if (l.first_contents[i])
+      for (const auto& [lo, hi] : l.cpu_wrote[i].missing(w.first, w.second))
+        std::memcpy(l.first_contents[i].get() + lo, static_cast<const unsigned char*>(l.args[i].data()) + lo, hi - lo);
+    l.cpu_wrote[i].add(w.first, w.second);
+  }
+  return cl::Event{};
+}
+
+// Once the GPU's copies for a chunk are enqueued (stage_slices, the GPU driver's thread; the queue is in order, so
+// the chunk's kernel runs after them): the GPU's copy holds what the chunk may read or write of each sliced buffer.
+void Executor::Impl::resident_gpu_chunk(Launch& l, const std::vector<ArgRanges>& need) {
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    if (!l.sliced[i]) continue;
+    DeviceData::Impl::Entry& en = *l.entries[i];
+    const Range n = clamp(engine::chunk_need(need[i]), en.bytes);
+    if (n.first < n.second) en.gpu.add(n.first, n.second);
+    const Range w = clamp(need[i].write, en.bytes);
+    if (spec.args[i].access != Access::read && w.first < w.second) l.gpu_wrote[i].add(w.first, w.second);
+  }
 }
 
 // After the devices ran: what each may have written is current in its memory and stale in the other. Where both
 // may have written the same bytes of a buffer, the GPU's part is read back and merged into host memory, as a plain
 // launch does (host memory is then current there, and the GPU's copy stale where the CPU may have written).
 void Executor::Impl::resident_after(Launch& l) {
+  l.data->moved.h2d_bytes += l.res.h2d_bytes - l.h2d_before_chunks;  // what the GPU's chunks staged
   const size_t boundary = l.wl.front();  // the CPU ran units [0, boundary), the GPU the rest
   const auto cpu_w = unit_ranges(l, 0, l.res.cpu.work_groups > 0 ? boundary : 0);
   const auto gpu_w = unit_ranges(l, boundary, l.res.gpu.work_groups > 0 ? units : boundary);
@@ -277,6 +324,20 @@ void Executor::Impl::resident_after(Launch& l) {
   for (size_t i = 0; i < spec.args.size(); ++i) {
     DeviceData::Impl::Entry* e = l.entries[i];
     if (!e || spec.args[i].access == Access::read) continue;
+    if (l.sliced[i]) {  // what each device's chunks may have written, as they recorded it
+      // The GPU's writes stay on the GPU, the CPU's in host memory; bytes both may have written are read back and
+      // merged (the launch's initial contents there: resident_cpu_chunk), current in host memory from then on.
+      for (const auto& [b, end] : l.gpu_wrote[i].within(0, e->bytes)) e->host.remove(b, end);
+      for (const auto& [cb, ce] : l.cpu_wrote[i].within(0, e->bytes)) {
+        for (const auto& [b, end] : l.gpu_wrote[i].within(cb, ce)) {
+          merged.push_back({i, b, end - b});
+          merge_arg[i] = 1;
+          e->host.add(b, end);
+        }
+        e->gpu.remove(cb, ce);
+      }
+      continue;
+    }
     Range c = clamp(cpu_w[i].write, e->bytes), g = clamp(gpu_w[i].write, e->bytes);
     if (l.in_place) {  // the GPU wrote host memory in place
       if (g.first < g.second)
@@ -304,6 +365,7 @@ void Executor::Impl::resident_failed(Launch& l) {
   const bool cpu_ran = l.res.cpu.work_groups > 0, gpu_ran = l.res.gpu.work_groups > 0;
   if (!cpu_ran && !gpu_ran) return;  // nothing ran: every copy is as it was
   const bool host_written = cpu_ran || (gpu_ran && l.in_place), gpu_written = gpu_ran && !l.in_place;
+  l.data->moved.h2d_bytes += l.res.h2d_bytes - l.h2d_before_chunks;  // what the GPU's chunks staged
   const auto all = unit_ranges(l, 0, units);
   for (size_t i = 0; i < spec.args.size(); ++i) {
     DeviceData::Impl::Entry* e = i < l.entries.size() ? l.entries[i] : nullptr;

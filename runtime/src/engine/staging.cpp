@@ -125,6 +125,7 @@ void Executor::Impl::bind_buffers(Launch& l) {
   // merge; the staged input copy where the memory is pinned, else a copy of its own).
   l.initial.assign(spec.args.size(), nullptr);
   l.snapshot.resize(spec.args.size());
+  l.first_contents.resize(spec.args.size());
   const bool both_sides = cpu && gpu;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
@@ -143,6 +144,9 @@ void Executor::Impl::bind_buffers(Launch& l) {
       if (a.access != Access::read && both_sides) {
         if (unsigned char* p = l.resident || l.data ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
           l.initial[i] = p;
+        } else if (l.data && l.sliced[i]) {  // filled chunk by chunk, where the CPU may write (resident_cpu_chunk)
+          l.first_contents[i].reset(new unsigned char[a.bytes()]);
+          l.initial[i] = l.first_contents[i].get();
         } else {
           l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());
           l.initial[i] = reinterpret_cast<const unsigned char*>(l.snapshot[i].data());
@@ -222,19 +226,33 @@ bool Executor::Impl::stage_inputs(Launch& l, bool may_give_up) {
   return !gave_up;
 }
 
+namespace engine {
+
+ByteRange chunk_need(const ArgRanges& r) {
+  ByteRange n = r.read.value_or(ByteRange{}), w = r.write.value_or(ByteRange{});
+  if (n.empty()) return w;
+  if (!w.empty()) n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+  return n;
+}
+
+}  // namespace engine
+
 // Sliced buffers reach the GPU chunk by chunk: the segments of the bytes a chunk of units [b, e) may read or write
 // that the GPU does not have yet, which it has from then on (`staged`). The GPU claims from the back of the work
-// list, so what it has stays one range.
+// list, so what it has stays one range. Resident buffers: what the GPU's copy lacks of those bytes (DeviceData's
+// record, updated once the chunk's copies are enqueued: resident_gpu_chunk).
 static std::vector<Piece> missing_segments(const Spec& spec, engine::Launch& l, const std::vector<ArgRanges>& need) {
   std::vector<Piece> segments;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (!l.sliced[i]) continue;
-    ByteRange n = need[i].read.value_or(ByteRange{}), w = need[i].write.value_or(ByteRange{});
-    if (n.empty())
-      n = w;
-    else if (!w.empty())
-      n = {std::min(n.lo, w.lo), std::max(n.hi, w.hi)};
+    const ByteRange n = engine::chunk_need(need[i]);
     if (n.empty()) continue;
+    if (l.data) {
+      const DeviceData::Impl::Entry& e = *l.entries[i];
+      for (const auto& [b, end] : e.gpu.missing(size_t(n.lo), std::min(size_t(n.hi), e.bytes)))
+        segments.push_back({i, b, end - b});
+      continue;
+    }
     ByteRange& have = l.staged[i];
     if (have.empty()) {
       segments.push_back({i, size_t(n.lo), size_t(n.hi - n.lo)});
@@ -256,7 +274,10 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   const auto need = (*l.footprint)(b * unit_items, e * unit_items);
   const std::vector<ByteRange> before_chunk = l.staged;
   const std::vector<Piece> segments = missing_segments(spec, l, need);
-  if (segments.empty()) return cl::Event{};
+  if (segments.empty()) {
+    if (l.data) resident_gpu_chunk(l, need);
+    return cl::Event{};
+  }
   const auto ts = Clock::now();
   const auto pieces = engine::make_pieces(segments, l.copy_threads);
   for (const auto& g : segments) l.gpu->pinned(l.gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
@@ -299,6 +320,7 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   }
   l.res.h2d_bytes += sent;
   l.res.h2d_ms += ms_since(ts);
+  if (l.data) resident_gpu_chunk(l, need);
   l.chunk_bytes_staged += total;
   l.chunk_staging_ms += ms_since(ts);
   return std::move(events.front());
