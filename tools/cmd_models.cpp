@@ -72,6 +72,14 @@ struct PredictFlags {
   DeviceFlags devices;  // whose platform this is, when no id names it
 };
 
+// A repeatable NAME=VALUE option's value split at its first '=' (the name not empty), or a usage error naming the
+// option and the form it takes.
+std::pair<std::string, std::string> key_value(const std::string& a, const char* option, const char* form) {
+  const auto eq = a.find('=');
+  if (eq == std::string::npos || eq == 0) throw UsageError(std::string(option) + " '" + a + "' must be " + form);
+  return {a.substr(0, eq), a.substr(eq + 1)};
+}
+
 void run_predict(const PredictFlags& f) {
   if (f.source.empty() == f.features.empty())
     throw UsageError("dop predict needs either KERNEL.cl or --features F.json");
@@ -81,12 +89,11 @@ void run_predict(const PredictFlags& f) {
   const pred::LaunchShape launch = pred::LaunchShape::parse(f.global, f.local);
   pred::ArgValues args;
   for (const auto& a : f.args) {
-    const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--arg '" + a + "' must be NAME=INTEGER");
+    const auto [name, value] = key_value(a, "--arg", "NAME=INTEGER");
     try {
       size_t used = 0;
-      args[a.substr(0, eq)] = std::stoll(a.substr(eq + 1), &used);
-      if (used != a.size() - eq - 1) throw std::invalid_argument("");
+      args[name] = std::stoll(value, &used);
+      if (used != value.size()) throw std::invalid_argument("");
     } catch (const std::exception&) {
       throw UsageError("--arg '" + a + "' must be NAME=INTEGER");
     }
@@ -196,17 +203,16 @@ void run_train(const TrainFlags& f) {
   o.sample_configs = f.sample_configs;
   o.score_partial = f.score_partial;
   for (const auto& p : f.params) {
-    const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--param '" + p + "' must be KEY=VALUE");
-    o.params[p.substr(0, eq)] = p.substr(eq + 1);
+    const auto [key, value] = key_value(p, "--param", "KEY=VALUE");
+    o.params[key] = value;
   }
   for (const auto& p : f.set_weights) {
-    const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--set-weight '" + p + "' must be SET=WEIGHT");
-    const std::string set = p.substr(0, eq);
+    const auto set_weight = key_value(p, "--set-weight", "SET=WEIGHT");
+    const std::string& set = set_weight.first;  // a name the lambda below can capture (C++17)
+    const std::string& weight = set_weight.second;
     if (std::none_of(d.workloads.begin(), d.workloads.end(), [&](const train::Workload& w) { return w.set == set; }))
       throw UsageError("--set-weight '" + p + "': no workload of set '" + set + "' in " + f.data);
-    const std::optional<double> w = parse_number(p.substr(eq + 1));
+    const std::optional<double> w = parse_number(weight);
     if (!w) throw UsageError("--set-weight '" + p + "': the weight is not a number");
     o.set_weights[set] = *w;
   }
