@@ -119,11 +119,8 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
     m.kernel_id = forms.origin + ":" + plan.kernel_name;
     fresh->options.model = std::move(m);
   }
-  apply_forms(forms, fresh->options);
-  fresh->model = fresh->options.model;
-  fresh->footprint = forms.footprint;  // what a launch fetches and leaves stale (dop_route.cpp)
+  apply_forms(forms, fresh->options);  // the footprint and the model's code features too
   fresh->spec = std::move(spec);
-  fresh->source = plan.source;
   e = std::move(fresh);
   return e;
 }
@@ -189,15 +186,6 @@ uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
   return bits;
 }
 
-// The model chose something other than the application's own device: the choice is checked by measurement, per
-// launch class (launch_class). A class starts on the application's device in whole, as the application asked,
-// untimed. Trying the model's choice costs a launch or more of fetching, building and flushing, so it is tried only
-// once the class's launches may have taken explore_ms on the application's device: first while the wall time since
-// the class's first launch is below explore_ms (it bounds their time), then by one launch of the application's
-// device timed (by finishing the queue before and after it: a timed launch stalls the application's pipeline, so a
-// short run pays none), their number times that. Then the model's choice is timed, and each launch runs the faster
-// way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the faster,
-// and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
 // Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
 // its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
 // it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
@@ -214,6 +202,14 @@ int count_launch(DopState::Measured& m, Clock::time_point now) {
   return m.launches++;
 }
 
+// The model chose something other than the application's own device: the choice is checked by measurement, per
+// launch class (launch_class). A class starts on the application's device in whole, as the application asked,
+// untimed. Trying the model's choice costs a launch or more of fetching, building and flushing, so it is tried only
+// once the class's launches may have taken explore_ms on the application's device (exploration_budget_spent): then
+// one launch of the application's device is timed (by finishing the queue before and after it: a timed launch
+// stalls the application's pipeline, so a short run pays none), then the model's choice, and each launch runs the
+// faster way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the
+// faster, and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
@@ -266,10 +262,10 @@ bool model_deferred(const DopState& s, cl_device_id dev) {
 }
 
 // A launch of a class whose model is not asked yet (model_deferred, its budget not spent): on the application's
-// device, untimed, counted for the budget. Called with s.m held.
-void run_before_model(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Decision& d) {
-  count_launch(*c.measured, Clock::now());
-  d.config = *own_device_config(s, dev);
+// device (`own`), untimed, counted for the budget at `now`. Called with s.m held.
+void run_before_model(const DopState::ClassMemo& c, const Config& own, Clock::time_point now, Decision& d) {
+  count_launch(*c.measured, now);
+  d.config = own;
   d.native = true;
   d.measured = c.measured;
   d.way = "native";
@@ -280,7 +276,8 @@ void run_before_model(DopState& s, const DopState::ClassMemo& c, cl_device_id de
 // the application's queue is on dop's GPU and its buffers there are current (dop holds none of their latest bytes),
 // as in an application that keeps its data on the GPU between launches; else in host memory, where dop's copies and
 // a CPU device's buffers are. Part of the launch class: the same kernel decides anew when its data moves. A dop
-// launch still runs from dop's host copies (residency.hpp); where that makes the model's choice slower than the
+// launch's CPU part runs on dop's host copies (residency.hpp), its GPU part on the application's buffers where the
+// queue is on dop's GPU (dop_route.cpp); where moving the data makes the model's choice slower than the
 // application's device, the measured check (check_against_native) finds it.
 bool data_on_gpu(const DopState& s, cl_device_id dev, const KernelBuffers& kb) {
   return s.sel.gpu && dev == s.sel.gpu->device && app_copies_current(kb);
@@ -301,10 +298,17 @@ void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Dec
 
 }  // namespace
 
-void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& key) {
+void remember_failure(DopState& s, DopState::Entry& entry, const std::string& key, const std::string& why) {
+  std::lock_guard<std::mutex> l(s.m);
+  s.failed[key] = why;
+  entry.failed = true;
+}
+
+void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& source,
+                   const std::string& key) {
   if (entry.exec) return;
   try {
-    auto exec = std::make_unique<Executor>(spec, *entry.source, s.sel, entry.options);
+    auto exec = std::make_unique<Executor>(spec, source, s.sel, entry.options);
     std::vector<ArgData> args;
     if (s.memory == MemoryMode::svm) {
       args = exec->make_args();  // buffers in the executor's SVM: dop's host copies are copied in
@@ -321,9 +325,7 @@ void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const 
     entry.exec = std::move(exec);
     entry.args = std::move(args);
   } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> l(s.m);
-    s.failed[key] = e.what();
-    entry.failed = true;
+    remember_failure(s, entry, key, e.what());
     throw;
   }
 }
@@ -435,35 +437,35 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     std::lock_guard<std::mutex> l(t.m);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "kernel no longer known";
-    if (d.automatic) k->second.class_scalars = d.entry->model ? model_scalars(*d.entry->model, *spec) : 0;
+    if (d.automatic)
+      k->second.class_scalars = d.entry->options.model ? model_scalars(*d.entry->options.model, *spec) : 0;
     class_key(t, k->second, work_dim, global, local, ckey);
   }
   const cl_device_id dev = queue_device(queue);
   d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
   ckey += d.data_on_gpu ? 'g' : 'h';
-  if (d.automatic && model_deferred(s, dev)) {
+  if (model_deferred(s, dev)) {
     // The class runs natively until its budget is spent; its first launch after that asks the model.
+    const auto now = Clock::now();
     std::lock_guard<std::mutex> l(s.m);
     DopState::Measured& m = s.measured[d.key + '\0' + ckey];
     DopState::KernelMemo& memo = s.memo[kernel];
     memo.name = plan.kernel_name;
     auto c = memo.classes.find(ckey);
     const bool pending = c == memo.classes.end() || c->second.model_pending;
-    if (pending && !exploration_budget_spent(s, m, Clock::now())) {
+    if (pending && !exploration_budget_spent(s, m, now)) {
       d.known_class = c != memo.classes.end();
       if (!d.known_class)
         c = memo.classes.emplace(ckey, DopState::ClassMemo{d.entry, d.spec, d.key, {}, 0, &m, true}).first;
       memo.last = &*c;
-      run_before_model(s, c->second, dev, d);
+      run_before_model(c->second, *own_device_config(s, dev), now, d);
       return {};
     }
     if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
   }
   if (d.automatic) {
-    if (!d.entry->model) {  // no code features: the launch, and the key's later ones, fall back saying why
-      std::lock_guard<std::mutex> l(s.m);
-      s.failed[d.key] = d.entry->no_model;
-      d.entry->failed = true;
+    if (!d.entry->options.model) {  // no code features: the launch, and the key's later ones, fall back saying why
+      remember_failure(s, *d.entry, d.key, d.entry->no_model);
       throw std::runtime_error(d.entry->no_model);
     }
     // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
@@ -475,7 +477,7 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     std::vector<size_t> wg;
     if (!local) {
       std::lock_guard<std::mutex> l(d.entry->m);
-      make_executor(s, *d.entry, *spec, d.key);
+      make_executor(s, *d.entry, *spec, *plan.source, d.key);
       wg = d.entry->exec->local_size();
     }
     for (cl_uint i = 0; i < work_dim; ++i) {
@@ -486,8 +488,8 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     shape.in_bytes = spec->in_bytes();
     shape.out_bytes = spec->out_bytes();
     shape.data_on_gpu = d.data_on_gpu;
-    const pred::Decision pd = d.entry->model->predictor->decide(d.entry->model->kernel_id, d.entry->model->code, shape,
-                                                                scalar_values(*spec, plan));
+    const AutoModel& model = *d.entry->options.model;
+    const pred::Decision pd = model.predictor->decide(model.kernel_id, model.code, shape, scalar_values(*spec, plan));
     d.decide_us = ms_between(t, Clock::now()) * 1e3;
     d.config = pd.config;
   }
@@ -533,9 +535,10 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     if (c.entry->failed) return false;  // decide() says why
     if (c.model_pending) {
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
-      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, Clock::now())) return false;
+      const auto now = Clock::now();
+      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return false;
       d.automatic = true;
-      run_before_model(s, c, dev, d);
+      run_before_model(c, *own_device_config(s, dev), now, d);
     } else {
       d.automatic = s.auto_config;
       take_class(s, c, dev, d);

@@ -21,43 +21,47 @@ void bind_shape(Executor& exec, const Spec& spec) {
   exec.rebind(next);
 }
 
+// Whether an integer scalar argument has its top bit set: a negative value if the kernel's type is signed.
+bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args) {
+  for (size_t i = 0; i < spec.args.size(); ++i)
+    if (spec.args[i].kind == ArgKind::scalar && args[i].bytes > 0 &&
+        (static_cast<const unsigned char*>(args[i].data())[args[i].bytes - 1] & 0x80))
+      return true;
+  return false;
+}
+
 // The application's own memory: where the launch's queue (`side`, dop's queue on the application's context and
 // device) is on dop's GPU and the memory mode keeps GPU copies (copy, or automatic on a GPU with memory of its own:
 // where it shares host memory, automatic runs zero-copy over dop's host copies), the executor whose GPU side runs in
 // the application's context on its buffers (made at the context's first such launch; entry.m held) and the
 // context's DeviceData, which adopts the buffers for each launch. Null otherwise: the launch works on dop's copies.
-bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args);
-
 Executor* in_app_executor(DopState& s, DopState::Entry& entry, cl_command_queue side, const LaunchPlan& plan,
                           DeviceData*& data) {
   if (!s.sel.gpu ||
       !(s.memory == MemoryMode::copy || (s.memory == MemoryMode::automatic && !s.sel.gpu->host_unified_memory)))
     return nullptr;
-  cl_context ctx = nullptr;
-  cl_device_id dev = nullptr;
-  cl::check(clGetCommandQueueInfo(side, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "clGetCommandQueueInfo",
-            "dop's queue on the application's device");
+  const cl_device_id dev = queue_device(side);  // cached per thread (the worker's)
   if (dev != s.sel.gpu->device) return nullptr;
   // The executor bounds what it moves by the kernel's footprint; where a scalar's top bit is set (the scalars set)
   // its ranges may not hold (launch_bytes): this launch works on dop's copies, over the bytes launch_bytes trusts.
-  if (!entry.footprint.empty() && any_top_bit(entry.exec->spec(), entry.args)) return nullptr;
+  if (!entry.options.footprint.empty() && any_top_bit(entry.exec->spec(), entry.args)) return nullptr;
+  cl_context ctx = nullptr;
   cl::check(clGetCommandQueueInfo(side, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "clGetCommandQueueInfo",
             "dop's queue on the application's device");
+  std::shared_ptr<DeviceData> app_data;
   {
     std::lock_guard<std::mutex> l(s.m);
     auto& d = s.app_data[ctx];
     if (!d) d = std::make_shared<DeviceData>(ctx, dev);
-    data = d.get();
+    app_data = d;
   }
+  data = app_data.get();
   auto& exec = entry.in_app[ctx];
   if (!exec) {
+    // The entry's options: its footprint bounds what each device's chunks move at a configuration of both devices
+    // (the engine makes resident buffers current only there).
     ExecutorOptions o = entry.options;
-    // The kernel's footprint bounds what each device's chunks move at a configuration of both devices (and what a
-    // launch on one device moves): the engine makes resident buffers current only there. (A scalar read unsigned
-    // that is negative gives ranges past the buffer: the launch is refused before it runs, and falls back.)
-    o.footprint = entry.footprint;
-    std::lock_guard<std::mutex> l(s.m);
-    o.data = s.app_data[ctx];
+    o.data = std::move(app_data);
     exec = std::make_unique<Executor>(entry.exec->spec(), *plan.source, s.sel, std::move(o));
   }
   bind_shape(*exec, entry.exec->spec());
@@ -71,15 +75,6 @@ void set_scalars(DopState::Entry& entry, const LaunchPlan& plan) {
       if (entry.args[i].storage.empty()) entry.args[i].storage.resize(1);  // at the first dop launch (make_executor)
       std::memcpy(entry.args[i].data(), plan.args[i].bytes.data(), entry.args[i].bytes);
     }
-}
-
-// Whether an integer scalar argument has its top bit set: a negative value if the kernel's type is signed.
-bool any_top_bit(const Spec& spec, const std::vector<ArgData>& args) {
-  for (size_t i = 0; i < spec.args.size(); ++i)
-    if (spec.args[i].kind == ArgKind::scalar && args[i].bytes > 0 &&
-        (static_cast<const unsigned char*>(args[i].data())[args[i].bytes - 1] & 0x80))
-      return true;
-  return false;
 }
 
 // The signed type of the same size ("uint": "int"); a signed or float type as it is.
@@ -97,16 +92,16 @@ ElemType as_signed(ElemType t) {
 std::vector<LaunchBytes> launch_bytes(const DopState::Entry& entry) {
   const Spec& es = entry.exec->spec();
   std::vector<LaunchBytes> out(es.args.size());
-  if (entry.footprint.empty() || es.global.empty()) return out;
+  if (entry.options.footprint.empty() || es.global.empty()) return out;
   const std::vector<size_t> local = entry.exec->local_size();
   const size_t items = es.global.back();  // the split dimension (FootprintEvaluator's): every id of the launch
-  const auto ranges = footprint_ranges(entry.footprint, es, entry.args, local, 0, items);
+  const auto ranges = footprint_ranges(entry.options.footprint, es, entry.args, local, 0, items);
   std::vector<ArgRanges> signed_ranges;
   if (any_top_bit(es, entry.args)) {
     Spec signed_spec = es;
     for (auto& a : signed_spec.args)
       if (a.kind == ArgKind::scalar) a.type = as_signed(a.type);
-    signed_ranges = footprint_ranges(entry.footprint, signed_spec, entry.args, local, 0, items);
+    signed_ranges = footprint_ranges(entry.options.footprint, signed_spec, entry.args, local, 0, items);
   }
   auto same = [](const std::optional<ByteRange>& a, const std::optional<ByteRange>& b) {
     return a && b && ((a->empty() && b->empty()) || (a->lo == b->lo && a->hi == b->hi));
@@ -139,7 +134,8 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   DopState::Entry& entry = *d.entry;
   // The buffers' states are held for the whole launch (dop launches run one at a time: this is the worker).
   std::lock_guard<std::mutex> entry_lock(entry.m);
-  make_executor(s, entry, *d.spec, d.key);  // at the entry's first dop launch (synchronous: a failure falls back)
+  make_executor(s, entry, *d.spec, *plan.source,
+                d.key);  // at the entry's first dop launch (synchronous: a failure falls back)
   bind_shape(*entry.exec, *d.spec);
   set_scalars(entry, plan);
   DeviceData* app_data = nullptr;
@@ -189,7 +185,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
     for (size_t i = 0; i < es.args.size(); ++i) {
       if (!adopted[i]) continue;
       const DeviceData::Copies c = app_data->release(entry.args[i]);
-      for (const auto& [b, e] : c.lost.within(0, states[i]->size)) lost += e - b;
+      lost += bytes_in(c.lost, 0, states[i]->size);
       wrote += engine_left(*states[i], queue, c.host, c.gpu);
       adopted[i] = 0;
     }
@@ -209,11 +205,8 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
       if (states[i]) give_back(i);
     const bool before_running = dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e) ||
                                 dynamic_cast<const std::logic_error*>(&e);  // invalid_argument included
-    if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e)) {
-      std::lock_guard<std::mutex> l(s.m);  // will not build or run for dop's devices: do not try again
-      s.failed[d.key] = e.what();
-      entry.failed = true;
-    }
+    if (dynamic_cast<const cl::BuildError*>(&e) || dynamic_cast<const SpecError*>(&e))
+      remember_failure(s, entry, d.key, e.what());  // will not build or run for dop's devices: not tried again
     if (in_app && lost == 0) throw;  // every byte current in the application's buffer or dop's copy: it falls back
     if (before_running && !in_app) throw;
     bool lost_results = lost > 0;

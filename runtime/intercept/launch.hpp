@@ -41,17 +41,16 @@ struct DopState {
   // then, never changed), and its executor, made only for a launch that needs it (make_executor) and rebound to each
   // launch shape.
   struct Entry {
-    std::mutex m;                    // guards exec and args
+    std::mutex m;                    // guards exec, args and in_app
     std::unique_ptr<Executor> exec;  // null until the first dop launch, or the model's question that needs it
     std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
-    std::optional<AutoModel> model;  // DOP_CONFIG=auto: the kernel's code features and memo key
-    std::string no_model;            // DOP_CONFIG=auto without `model`: why (reported when the model is needed)
-    Footprint footprint;             // the kernel's, from its forms (empty: no buffer is bounded)
+    std::string no_model;  // DOP_CONFIG=auto without options.model (no code features): why, when the model is needed
     Spec spec;  // the first launch's, with the kernel's argument names and declared scalar types (from its forms)
-    std::shared_ptr<const std::string> source;
-    ExecutorOptions options;  // what the executor is made with (its forms, the memory mode, the model)
+    // What the executor is made with: the memory mode, the kernel's forms (options.footprint: what a launch fetches
+    // and leaves stale; empty: no buffer is bounded) and under auto its model (code features and memo key).
+    ExecutorOptions options;
     // Per application context on dop's GPU: an executor whose GPU side runs there, on the application's buffers
     // (dop_route.cpp), made at the context's first dop launch of the kernel.
     std::map<cl_context, std::unique_ptr<Executor>> in_app;
@@ -139,7 +138,7 @@ struct Decision {
   bool native = false;
   bool automatic = false;
   double decide_us = 0;
-  // Under DOP_CONFIG=auto with a choice that is not the application's device (check_auto): the launch class's times
+  // Under DOP_CONFIG=auto with a choice to check (check_auto), or a class whose model is not asked yet: its times
   // (guarded by DopState::m), the way this launch runs ("model" as decided, "native" to time the application's
   // device, "measured": the faster way measured), and whether it is timed. ran_ms: the launch's time, for the record.
   DopState::Measured* measured = nullptr;
@@ -173,8 +172,12 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
                         const size_t* local, Decision& d, KernelBuffers& kb, std::string& name);
 // The entry's executor, made at its first need (entry.m held) for the launch `spec` (the entry's argument names and
 // types, any shape). A failure is remembered for the key (s.failed; the entry is marked failed) and rethrown: the
-// launch falls back, saying why, and so do the key's later launches.
-void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& key);
+// launch falls back, saying why, and so do the key's later launches. `source`: the kernel's program's.
+void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& source,
+                   const std::string& key);
+// dop will not build or run the entry for its devices: remembered for the key (s.failed) and the entry marked, so
+// that the key's later launches fall back at once saying why.
+void remember_failure(DopState& s, DopState::Entry& entry, const std::string& key, const std::string& why);
 // The launch's spec from the class's (the exact NDRange of this launch); called for dop launches of a known class.
 void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d);
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).

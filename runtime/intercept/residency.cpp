@@ -151,13 +151,13 @@ void keep_flush_queue(BufferState& st, cl_command_queue queue) {
   st.flush_queue = queue;
 }
 
+}  // namespace
+
 size_t bytes_in(const RangeSet& r, size_t lo, size_t hi) {
   size_t n = 0;
   for (const auto& [b, e] : r.within(lo, hi)) n += e - b;
   return n;
 }
-
-}  // namespace
 
 size_t fetch_for_dop(BufferState& st, cl_command_queue queue, bool will_write, const LaunchBytes& bytes) {
   make_shadow(st);

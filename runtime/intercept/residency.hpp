@@ -41,6 +41,9 @@ struct BufferState {
   std::vector<cl_event> flushes;           // non-blocking writes from `shadow` still in flight
 };
 
+/// How many bytes of [lo, hi) `r` holds.
+size_t bytes_in(const RangeSet& r, size_t lo, size_t hi);
+
 /// The state locked for a command of the application's: after the dop launches using the buffer have run.
 std::unique_lock<std::mutex> when_idle(BufferState& st);
 
