@@ -20,7 +20,8 @@ namespace dop {
 ///
 /// - A launch tracks the buffers it is given that are not tracked yet (their host copy current), then makes current
 ///   on each device it runs on what the launch may read or write (the kernel's footprint over the whole launch
-///   where ExecutorOptions::footprint bounds the buffer, else the whole buffer), moving only what that device lacks.
+///   where ExecutorOptions::footprint bounds the buffer, else the whole buffer), moving only what that device lacks;
+///   at a configuration of both devices, bounded buffers chunk by chunk, each device over its chunks' footprint.
 /// - Afterwards what the GPU may have written is current only in the GPU's copy, what the CPU may have written only
 ///   in host memory: nothing is read back, unless both devices may have written the same bytes (then the GPU's
 ///   part is read back and merged, as a plain launch does).

@@ -93,7 +93,8 @@ struct LaunchResult {
   double decide_us = 0;    ///< ... time the decision took (not in total_ms)
   /// Copy mode, parts of total_ms (overlapped with the CPU's work): h2d = wall time of staging the GPU's inputs
   /// (into pinned memory, DMA enqueued; for whole buffers until every DMA completed); d2h = wall time of reading
-  /// the outputs back and merging them (resident mode: after total_ms); merge = the merging part of d2h.
+  /// the outputs back and merging them (resident mode: after total_ms; resident buffers, ExecutorOptions::data: also
+  /// host memory made current from the GPU's copies before and during the run); merge = the merging part of d2h.
   double h2d_ms = 0, d2h_ms = 0, merge_ms = 0;
   /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer). With
   /// resident buffers (ExecutorOptions::data): what the launch moved between host memory and the GPU's copies.

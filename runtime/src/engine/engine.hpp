@@ -98,6 +98,9 @@ struct Piece {
 std::vector<Piece> make_pieces(const std::vector<Piece>& segments, unsigned threads);  // staging.cpp
 // The bytes a chunk may read or write of one buffer, as one range (empty where it touches none). staging.cpp
 ByteRange chunk_need(const ArgRanges& r);
+// Tests (ExecutorOptions::poison_gpu_buffers): bytes [lo, hi) of a GPU buffer overwritten with garbage (0xA5) on
+// `queue`, so that a read of what was never made current shows.
+void poison(cl_command_queue queue, cl_mem buf, size_t lo, size_t hi, const std::string& arg_name);
 
 // The first call on every thread the engine starts (set_engine_thread_hook's hook). driver.cpp
 void thread_started();

@@ -54,7 +54,6 @@ void Executor::Impl::collect(Launch& l) {
 
 // What comes back from the GPU, and (merge_arg) which arguments are merged rather than copied.
 std::vector<Piece> Executor::Impl::gpu_outputs(Launch& l, std::vector<char>& merge_arg) {
-  const size_t unit_items = cpu_local[split_dim];
   const bool both = l.cpu && l.res.cpu.work_groups > 0;
   // The GPU ran units [boundary, units), the CPU [0, boundary). A sliced buffer comes back only over the bytes
   // the GPU may have written; it is merged only where the CPU may have written there too (the GPU received
@@ -62,8 +61,8 @@ std::vector<Piece> Executor::Impl::gpu_outputs(Launch& l, std::vector<char>& mer
   const size_t boundary = l.wl.front();
   std::vector<ArgRanges> gpu_w, cpu_w;
   if (l.footprint) {
-    gpu_w = (*l.footprint)(boundary * unit_items, units * unit_items);
-    if (both) cpu_w = (*l.footprint)(0, boundary * unit_items);
+    gpu_w = unit_ranges(l, boundary, units);
+    if (both) cpu_w = unit_ranges(l, 0, boundary);
   }
   std::vector<Piece> outputs;
   merge_arg.assign(spec.args.size(), both);

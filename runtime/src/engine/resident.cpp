@@ -25,6 +25,14 @@ Range clamp(const std::optional<ByteRange>& r, size_t bytes) {
   return {size_t(std::max<int64_t>(r->lo, 0)), std::min(size_t(r->hi), bytes)};
 }
 
+// A move of the launch's buffer `i` (DeviceData::Impl::move on its queue), timed into the launch's result.
+void timed_move(engine::Launch& l, DeviceData::Impl::Entry& e, size_t i, bool to_gpu, const Range& r) {
+  const auto ts = engine::Clock::now();
+  const size_t n = l.data->move(e, to_gpu, l.args[i].data(), r.first, r.second, l.data->queue.get());
+  (to_gpu ? l.res.h2d_bytes : l.res.d2h_bytes) += n;
+  (to_gpu ? l.res.h2d_ms : l.res.d2h_ms) += engine::ms_since(ts);
+}
+
 bool overlap(const Range& a, const Range& b) {
   return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
 }
@@ -70,30 +78,24 @@ void DeviceData::Impl::check_not_lost(const Entry& e, size_t lo, size_t hi, cons
                            "and declare it with DeviceData::wrote");
 }
 
-size_t DeviceData::Impl::to_host(Entry& e, void* host, size_t lo, size_t hi, cl_command_queue q) {
-  size_t n = 0;
-  for (const auto& [b, end] : e.host.missing(lo, std::min(hi, e.bytes))) {
-    cl::check(clEnqueueReadBuffer(q, gpu_buffer(e), CL_TRUE, b, end - b, static_cast<unsigned char*>(host) + b, 0,
-                                  nullptr, nullptr),
-              "clEnqueueReadBuffer", "resident " + e.name + " to host memory");
-    e.host.add(b, end);
-    n += end - b;
-  }
-  moved.d2h_bytes += n;
-  return n;
-}
-
-size_t DeviceData::Impl::to_gpu(Entry& e, const void* host, size_t lo, size_t hi, cl_command_queue q) {
-  size_t n = 0;
+size_t DeviceData::Impl::move(Entry& e, bool to_gpu, void* host, size_t lo, size_t hi, cl_command_queue q) {
+  RangeSet& dst = to_gpu ? e.gpu : e.host;
+  const auto missing = dst.missing(lo, std::min(hi, e.bytes));
+  if (missing.empty()) return 0;
   const cl_mem buf = gpu_buffer(e);
-  for (const auto& [b, end] : e.gpu.missing(lo, std::min(hi, e.bytes))) {
-    cl::check(clEnqueueWriteBuffer(q, buf, CL_TRUE, b, end - b, static_cast<const unsigned char*>(host) + b, 0, nullptr,
-                                   nullptr),
-              "clEnqueueWriteBuffer", "resident " + e.name + " to " + device_id);
-    e.gpu.add(b, end);
+  size_t n = 0;
+  for (const auto& [b, end] : missing) {
+    unsigned char* p = static_cast<unsigned char*>(host) + b;
+    if (to_gpu)
+      cl::check(clEnqueueWriteBuffer(q, buf, CL_TRUE, b, end - b, p, 0, nullptr, nullptr), "clEnqueueWriteBuffer",
+                "resident " + e.name + " to " + device_id);
+    else
+      cl::check(clEnqueueReadBuffer(q, buf, CL_TRUE, b, end - b, p, 0, nullptr, nullptr), "clEnqueueReadBuffer",
+                "resident " + e.name + " to host memory");
+    dst.add(b, end);
     n += end - b;
   }
-  moved.h2d_bytes += n;
+  (to_gpu ? moved.h2d_bytes : moved.d2h_bytes) += n;
   return n;
 }
 
@@ -124,7 +126,8 @@ void DeviceData::forget(ArgData& buffer) {
   std::lock_guard<std::mutex> l(impl_->m);
   auto it = impl_->buffers.find(buffer.data());
   if (it == impl_->buffers.end()) return;
-  if (it->second.bytes == buffer.bytes) impl_->to_host(it->second, buffer.data(), 0, buffer.bytes, impl_->queue.get());
+  if (it->second.bytes == buffer.bytes)
+    impl_->move(it->second, false, buffer.data(), 0, buffer.bytes, impl_->queue.get());
   impl_->buffers.erase(it);
 }
 
@@ -143,7 +146,7 @@ size_t DeviceData::sync(ArgData& buffer, size_t lo, size_t hi) {
   Impl::Entry* e = impl_->buffers.count(buffer.data()) ? &impl_->entry(buffer) : nullptr;
   if (!e) return 0;  // not tracked: host memory is the only copy
   impl_->check_not_lost(*e, lo, hi, "DeviceData::sync");
-  return impl_->to_host(*e, buffer.data(), lo, hi, impl_->queue.get());
+  return impl_->move(*e, false, buffer.data(), lo, hi, impl_->queue.get());
 }
 
 bool DeviceData::host_current(const ArgData& buffer, size_t lo, size_t hi) const {
@@ -250,23 +253,12 @@ void Executor::Impl::resident_before(Launch& l) {
     for (const Range& r : {clamp(all[i].read, e.bytes), clamp(all[i].write, e.bytes)}) {
       d.check_not_lost(e, r.first, r.second, "launch of '" + spec.name + "'");
       if (l.sliced[i]) continue;  // chunk by chunk
-      if (host_runs) {
-        const auto ts = Clock::now();
-        l.res.d2h_bytes += d.to_host(e, l.args[i].data(), r.first, r.second, d.queue.get());
-        l.res.d2h_ms += engine::ms_since(ts);
-      }
-      if (gpu_runs) {
-        const auto ts = Clock::now();
-        l.res.h2d_bytes += d.to_gpu(e, l.args[i].data(), r.first, r.second, d.queue.get());
-        l.res.h2d_ms += engine::ms_since(ts);
-      }
+      if (host_runs) timed_move(l, e, i, false, r);
+      if (gpu_runs) timed_move(l, e, i, true, r);
     }
-    if (gpu_runs && opt.poison_gpu_buffers) {
-      const cl_uchar garbage = 0xA5;
+    if (gpu_runs && opt.poison_gpu_buffers)
       for (const auto& [b, end] : e.gpu.missing(0, e.bytes))
-        cl::check(clEnqueueFillBuffer(d.queue.get(), d.gpu_buffer(e), &garbage, 1, b, end - b, 0, nullptr, nullptr),
-                  "clEnqueueFillBuffer", "argument '" + spec.args[i].name + "'");
-    }
+        engine::poison(d.queue.get(), d.gpu_buffer(e), b, end, spec.args[i].name);
   }
   cl::finish(d.queue);
   l.h2d_before_chunks = l.res.h2d_bytes;  // what chunks stage from here on is counted into moved afterwards
@@ -277,17 +269,12 @@ void Executor::Impl::resident_before(Launch& l) {
 // the CPU's previous chunk runs). Where the chunk may write bytes no earlier CPU chunk of the launch could have, their
 // contents now are the launch's initial ones (for a merge, should the GPU's chunks have written there too).
 cl::Event Executor::Impl::resident_cpu_chunk(Launch& l, size_t b, size_t e) {
-  DeviceData::Impl& d = *l.data;
   const auto need = unit_ranges(l, b, e);
   for (size_t i = 0; i < spec.args.size(); ++i) {
     if (!l.sliced[i]) continue;
     DeviceData::Impl::Entry& en = *l.entries[i];
     const Range n = clamp(engine::chunk_need(need[i]), en.bytes);
-    if (!en.host.covers(n.first, n.second)) {
-      const auto ts = Clock::now();
-      l.res.d2h_bytes += d.to_host(en, l.args[i].data(), n.first, n.second, d.queue.get());
-      l.res.d2h_ms += engine::ms_since(ts);
-    }
+    if (!en.host.covers(n.first, n.second)) timed_move(l, en, i, false, n);  // (no clock read when nothing lacks)
     const Range w = clamp(need[i].write, en.bytes);
     if (spec.args[i].access == Access::read || w.first >= w.second) continue;
     if (l.first_contents[i])
@@ -368,7 +355,7 @@ void Executor::Impl::resident_failed(Launch& l) {
   l.data->moved.h2d_bytes += l.res.h2d_bytes - l.h2d_before_chunks;  // what the GPU's chunks staged
   const auto all = unit_ranges(l, 0, units);
   for (size_t i = 0; i < spec.args.size(); ++i) {
-    DeviceData::Impl::Entry* e = i < l.entries.size() ? l.entries[i] : nullptr;
+    DeviceData::Impl::Entry* e = l.entries[i];  // resident_before filled them all (it runs before the try)
     if (!e || spec.args[i].access == Access::read) continue;
     const Range w = clamp(all[i].write, e->bytes);
     if (host_written) e->host.remove(w.first, w.second);

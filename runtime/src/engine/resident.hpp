@@ -25,7 +25,7 @@ struct DeviceData::Impl {
   std::string device_id;
   cl::Context ctx;                       // every executor given this object runs its GPU side in it
   bool external = false;                 // ctx is the caller's (DeviceData(cl_context, cl_device_id))
-  cl::Queue queue;                       // sync's reads
+  cl::Queue queue;                       // the moves of sync, forget and launches
   mutable std::mutex m;                  // a launch holds it for its whole run
   std::map<const void*, Entry> buffers;  // by host memory
   Moved moved;
@@ -35,11 +35,10 @@ struct DeviceData::Impl {
   Entry& entry(const ArgData& a);
   const Entry* find(const ArgData& a) const;
   cl_mem gpu_buffer(Entry& e);
-  // Bytes [lo, hi) of the buffer (clamped) made current in host memory `host` from the GPU's copy, or in the GPU's
-  // copy from host memory, on `q` (a queue of ctx), blocking; returns the bytes moved. std::runtime_error where the
-  // range holds bytes a failed launch lost. Call with `m` held.
-  size_t to_host(Entry& e, void* host, size_t lo, size_t hi, cl_command_queue q);
-  size_t to_gpu(Entry& e, const void* host, size_t lo, size_t hi, cl_command_queue q);
+  // Bytes [lo, hi) of the buffer (clamped) made current in the GPU's copy from host memory `host` (to_gpu), or in
+  // host memory from the GPU's copy, on `q` (a queue of ctx), blocking: only what that side lacks; counted in
+  // `moved`, returns the bytes moved. Call with `m` held.
+  size_t move(Entry& e, bool to_gpu, void* host, size_t lo, size_t hi, cl_command_queue q);
   void check_not_lost(const Entry& e, size_t lo, size_t hi, const std::string& what) const;
 };
 

@@ -11,6 +11,12 @@ namespace dop {
 
 namespace engine {
 
+void poison(cl_command_queue queue, cl_mem buf, size_t lo, size_t hi, const std::string& arg_name) {
+  const cl_uchar garbage = 0xA5;
+  cl::check(clEnqueueFillBuffer(queue, buf, &garbage, 1, lo, hi - lo, 0, nullptr, nullptr), "clEnqueueFillBuffer",
+            "argument '" + arg_name + "'");
+}
+
 void Side::release_pinned() {
   for (auto* m : {&pinned_in, &pinned_out}) {
     for (auto& [i, p] : *m)
@@ -96,11 +102,7 @@ void Executor::Impl::prepare_gpu_buffers(Launch& l) {
       d.flags = flags;
     }
     const cl::Buffer& b = d.buf;
-    if (opt.poison_gpu_buffers) {
-      const cl_uchar garbage = 0xA5;
-      cl::check(clEnqueueFillBuffer(l.gpu->queue.get(), b.get(), &garbage, 1, 0, a.bytes(), 0, nullptr, nullptr),
-                "clEnqueueFillBuffer", "argument '" + a.name + "'");
-    }
+    if (opt.poison_gpu_buffers) engine::poison(l.gpu->queue.get(), b.get(), 0, a.bytes(), a.name);
     if (l.resident)  // resident data: on the GPU before the timed region
       cl::check(clEnqueueWriteBuffer(l.gpu->queue.get(), b.get(), CL_FALSE, 0, a.bytes(), l.args[i].data(), 0, nullptr,
                                      nullptr),
@@ -270,8 +272,7 @@ static std::vector<Piece> missing_segments(const Spec& spec, engine::Launch& l, 
 // pinned memory, by the idle cores) and their DMA enqueued ahead of the kernel. Returns the first copy's event, or
 // throws GiveUp after returning the chunk to the work list.
 cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
-  const size_t unit_items = cpu_local[split_dim];
-  const auto need = (*l.footprint)(b * unit_items, e * unit_items);
+  const auto need = unit_ranges(l, b, e);
   const std::vector<ByteRange> before_chunk = l.staged;
   const std::vector<Piece> segments = missing_segments(spec, l, need);
   if (segments.empty()) {
