@@ -145,6 +145,52 @@ for exp in "$@"; do
         --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --dop "$dop" --bin build-runtime/bin/apps \
         ${APPS:+--apps "$APPS"} "${bundles[@]}" "${libs[@]}" --json "$OUT/apps${APPS_TAG:-}.json" \
         2>"$OUT/apps${APPS_TAG:-}.log" | tee "$OUT/apps${APPS_TAG:-}.txt"
+      # APPS_LOG=1: then each application once under auto with dop's log, its launches summarised by how each was
+      # decided and routed (count and the interposer's call_us), and the cost of reading the clocks dop uses
+      if [ -n "${APPS_LOG:-}" ]; then
+        {
+          echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+          cc -O2 -x c -o /tmp/clock_cost - <<'C' && /tmp/clock_cost
+#include <stdio.h>
+#include <time.h>
+int main(void) {
+  const clockid_t ids[2] = {CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE};
+  const char* names[2] = {"CLOCK_MONOTONIC", "CLOCK_MONOTONIC_COARSE"};
+  for (int k = 0; k < 2; ++k) {
+    struct timespec a, b, t;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 1000000; ++i) clock_gettime(ids[k], &t);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%s: %.1f ns per read\n", names[k], ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e6);
+  }
+  return 0;
+}
+C
+          for a in stencil gemm_chain lu compute tiny stream; do
+            echo "== $a"
+            $dop exec --config auto --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --bundles .device/app-bundles \
+              --log -- build-runtime/bin/apps/$a --size "${APPS_SIZE:-medium}" 2>&1 >/dev/null | python3 -c '
+import collections, re, sys
+n, us, own, rest = collections.Counter(), collections.defaultdict(float), collections.defaultdict(float), collections.Counter()
+for line in sys.stdin:
+    m = re.search(r"call_us=([0-9.]+)", line)
+    if not m:
+        rest[re.sub(r"[0-9.]+", "N", line.strip())[:160]] += 1
+        continue
+    f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+    k = " ".join(f.get(x, "-") for x in ("kernel", "class", "model", "auto", "route"))
+    n[k] += 1
+    us[k] += float(m.group(1))
+    own[k] += float(m.group(1)) - 1e3 * float(f.get("enqueue_ms", 0))
+print("launches    call_us  each  dop_us  each  (dop_us: call_us less the real enqueue)  kernel class model auto route")
+for k in sorted(n):
+    print(f"{n[k]:6d} {us[k]:10.1f} {us[k] / n[k]:6.2f} {own[k]:7.1f} {own[k] / n[k]:5.2f}  {k}")
+for k, c in rest.most_common(8):
+    print(f"{c:6d} x {k}")'
+          done
+        } >"$OUT/apps${APPS_TAG:-}-log.txt" 2>&1
+        cat "$OUT/apps${APPS_TAG:-}-log.txt"
+      fi
       ;;
     enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
       [ -x build-runtime/bin/bench_enqueue ] && bash benchmarks/intercept_overhead.sh build-runtime 0,1 5 |

@@ -43,8 +43,21 @@ ElemType declared_type(std::string declared, ElemType untyped) {
   }
 }
 
-// The launch as a spec (buffers of bytes, scalars of their size) and the key of its executor: program, kernel and
-// argument signature (not the launch shape: one executor is rebound to each shape).
+// The key of a launch's executor: program, kernel and argument signature (each buffer's size and access, each
+// scalar's size), not the launch shape: one executor is rebound to each shape.
+std::string launch_key(const LaunchPlan& plan, cl_uint work_dim) {
+  std::string key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +
+                    std::to_string(work_dim);
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    if (plan.args[i].kind == ArgInfo::Kind::mem)
+      key += "|b" + std::to_string(plan.buffers[i].size) + "a" + std::to_string(int(access_of(plan.buffers[i].flags)));
+    else
+      key += "|s" + std::to_string(plan.args[i].size);
+  }
+  return key;
+}
+
+// The launch as a spec (buffers of bytes, scalars of their size) and the key of its executor (launch_key).
 Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, const size_t* local,
                  std::string& key) {
   Spec spec;
@@ -54,8 +67,7 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
   spec.typed_scalars = false;  // the application's bytes; their size is all the launch says
   spec.global.assign(global, global + work_dim);
   if (local) spec.local.assign(local, local + work_dim);
-  key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +
-        std::to_string(work_dim);
+  key = launch_key(plan, work_dim);
   for (size_t i = 0; i < plan.args.size(); ++i) {
     const ArgInfo& a = plan.args[i];
     ArgSpec as;
@@ -65,11 +77,9 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
       as.type = ElemType::u8;  // byte granularity: the copy-mode merge never mixes two devices' writes
       as.count = plan.buffers[i].size;
       as.access = access_of(plan.buffers[i].flags);
-      key += "|b" + std::to_string(as.count) + "a" + std::to_string(int(as.access));
     } else {
       as.kind = ArgKind::scalar;
       as.type = scalar_type(a.size);
-      key += "|s" + std::to_string(a.size);
     }
     spec.args.push_back(as);
   }
@@ -100,8 +110,9 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
   std::lock_guard<std::mutex> l(s.m);
   auto& e = s.executors[key];
   if (e) return e;
-  const KernelForms forms =
+  const auto resolved =
       dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
+  const KernelForms& forms = *resolved;
   // The kernel's argument names (its footprint and the model's size expressions use them) and its scalars' types.
   if (forms.arg_names.size() == spec.args.size())
     for (size_t i = 0; i < forms.arg_names.size(); ++i) spec.args[i].name = forms.arg_names[i];
@@ -167,10 +178,12 @@ void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const siz
   }
 }
 
-// Bit i: scalar argument i is a name in one of the model's size expressions of the kernel's code features.
-uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
+// Bit i: scalar argument i is a name in one of the model's size expressions of the kernel's code features (none
+// without them).
+uint64_t model_scalars(const KernelForms& forms, const std::vector<ArgInfo>& args) {
   uint64_t bits = 0;
-  for (const auto& [feature, expr] : model.code.exprs)
+  if (!forms.code || forms.arg_names.size() != args.size()) return bits;
+  for (const auto& [feature, expr] : forms.code->exprs)
     for (size_t p = 0; p < expr.size();) {
       if (!(std::isalpha(static_cast<unsigned char>(expr[p])) || expr[p] == '_')) {
         ++p;
@@ -179,11 +192,39 @@ uint64_t model_scalars(const AutoModel& model, const Spec& spec) {
       size_t e = p;
       while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
       const std::string name = expr.substr(p, e - p);
-      for (size_t i = 0; i < spec.args.size() && i < 64; ++i)
-        if (spec.args[i].kind == ArgKind::scalar && spec.args[i].name == name) bits |= uint64_t(1) << i;
+      for (size_t i = 0; i < args.size() && i < 64; ++i)
+        if (args[i].kind == ArgInfo::Kind::scalar && forms.arg_names[i] == name) bits |= uint64_t(1) << i;
       p = e;
     }
   return bits;
+}
+
+// The launch's class key (launch_class) into `ckey`, with the kernel's model scalars found at its first launch under
+// auto (the kernel's forms resolved once, outside the tables' lock). Called with the guard set.
+std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
+                         const size_t* local, std::string& ckey) {
+  auto& t = tables();
+  bool known_scalars = !s.auto_config;
+  {
+    std::lock_guard<std::mutex> l(t.m);
+    auto k = t.kernels.find(kernel);
+    if (k == t.kernels.end()) return "kernel no longer known";
+    known_scalars = known_scalars || k->second.class_scalars_known;
+  }
+  uint64_t bits = 0;
+  if (!known_scalars)
+    bits = model_scalars(
+        *dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line),
+        plan.args);
+  std::lock_guard<std::mutex> l(t.m);
+  auto k = t.kernels.find(kernel);
+  if (k == t.kernels.end()) return "kernel no longer known";
+  if (!known_scalars) {
+    k->second.class_scalars = bits;
+    k->second.class_scalars_known = true;
+  }
+  class_key(t, k->second, work_dim, global, local, ckey);
+  return {};
 }
 
 // Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
@@ -213,7 +254,7 @@ int count_launch(DopState::Measured& m, Clock::time_point now) {
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
-  const auto now = Clock::now();
+  const auto now = budget_now();
   const bool budget_spent = exploration_budget_spent(s, m, now);
   const int launch = count_launch(m, now);
   bool native;
@@ -358,38 +399,38 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
   plan.buffers.assign(k.args.size(), BufferInfo{});
   for (size_t i = 0; i < k.args.size(); ++i) {
     const ArgInfo& a = k.args[i];
-    const std::string at = "argument " + std::to_string(i) + ": ";
+    auto at = [i] { return "argument " + std::to_string(i) + ": "; };  // only for a reason: no string per launch
     if (!k.type_names.empty()) {
       const std::string& tn = k.type_names[i];
       for (const char* bad : {"image", "sampler", "pipe", "queue_t", "event_t"})
-        if (tn.find(bad) != std::string::npos) return at + tn;
+        if (tn.find(bad) != std::string::npos) return at() + tn;
     }
     switch (a.kind) {
       case ArgInfo::Kind::unset:
-        return at + "not set";
+        return at() + "not set";
       case ArgInfo::Kind::local:
-        return at + "__local memory (" + std::to_string(a.size) + " bytes) or a NULL buffer";
+        return at() + "__local memory (" + std::to_string(a.size) + " bytes) or a NULL buffer";
       case ArgInfo::Kind::unsupported:
-        return at + a.why;
+        return at() + a.why;
       case ArgInfo::Kind::mem: {
         auto bit = t.buffers.find(a.mem);
-        if (bit == t.buffers.end()) return at + "buffer no longer known";
+        if (bit == t.buffers.end()) return at() + "buffer no longer known";
         plan.buffers[i] = bit->second;
         if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
             k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
-          return at + "buffer given for a non-pointer argument";
+          return at() + "buffer given for a non-pointer argument";
         const cl_mem_flags f = bit->second.flags;
-        if (f & CL_MEM_HOST_NO_ACCESS) return at + "buffer with CL_MEM_HOST_NO_ACCESS";
-        if (f & CL_MEM_HOST_WRITE_ONLY) return at + "buffer with CL_MEM_HOST_WRITE_ONLY";
+        if (f & CL_MEM_HOST_NO_ACCESS) return at() + "buffer with CL_MEM_HOST_NO_ACCESS";
+        if (f & CL_MEM_HOST_WRITE_ONLY) return at() + "buffer with CL_MEM_HOST_WRITE_ONLY";
         if ((f & CL_MEM_HOST_READ_ONLY) && !(f & CL_MEM_READ_ONLY))
-          return at + "writable buffer with CL_MEM_HOST_READ_ONLY";
+          return at() + "writable buffer with CL_MEM_HOST_READ_ONLY";
         break;
       }
       case ArgInfo::Kind::scalar:
         if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_PRIVATE)
-          return at + "pointer argument given a value that is not a known buffer";
+          return at() + "pointer argument given a value that is not a known buffer";
         if (a.size != 1 && a.size != 2 && a.size != 4 && a.size != 8)
-          return at + "scalar of " + std::to_string(a.size) + " bytes (vectors and structs are not supported)";
+          return at() + "scalar of " + std::to_string(a.size) + " bytes (vectors and structs are not supported)";
         break;
     }
   }
@@ -418,12 +459,36 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     if (d.native) return {};
   }
   if (!not_runnable.empty()) return not_runnable;
-  auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
+  const cl_device_id dev = queue_device(queue);
+  std::string ckey;
+  if (const std::string gone = launch_class(s, kernel, plan, work_dim, global, local, ckey); !gone.empty()) return gone;
+  d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
+  ckey += d.data_on_gpu ? 'g' : 'h';
+  d.key = launch_key(plan, work_dim);
   {
     std::lock_guard<std::mutex> l(s.m);
     auto f = s.failed.find(d.key);
     if (f != s.failed.end()) return "failed before: " + f->second;
+    if (model_deferred(s, dev)) {
+      // The class runs natively until its budget is spent, without its entry or spec (a class that never runs long
+      // enough costs a lookup per launch); its first launch after that asks the model.
+      const auto now = budget_now();
+      DopState::Measured& m = s.measured[d.key + '\0' + ckey];
+      DopState::KernelMemo& memo = s.memo[kernel];
+      memo.name = plan.kernel_name;
+      auto c = memo.classes.find(ckey);
+      const bool pending = c == memo.classes.end() || c->second.model_pending;
+      if (pending && !exploration_budget_spent(s, m, now)) {
+        d.known_class = c != memo.classes.end();
+        if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, d.key, {}, 0, &m, true}).first;
+        memo.last = &*c;
+        run_before_model(c->second, *own_device_config(s, dev), now, d);
+        return {};
+      }
+      if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
+    }
   }
+  auto spec = std::make_shared<Spec>(launch_spec(plan, work_dim, global, local, d.key));
   d.entry = entry_for(s, plan, *spec, d.key);
   const Spec& es = d.entry->spec;  // the kernel's argument names and scalar types, from its forms (never changed)
   for (size_t i = 0; i < spec->args.size() && i < es.args.size(); ++i) {
@@ -431,55 +496,18 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     if (spec->args[i].kind == ArgKind::scalar) spec->args[i].type = es.args[i].type;
   }
   d.spec = spec;
-  std::string ckey;
-  {
-    auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
-    auto k = t.kernels.find(kernel);
-    if (k == t.kernels.end()) return "kernel no longer known";
-    if (d.automatic)
-      k->second.class_scalars = d.entry->options.model ? model_scalars(*d.entry->options.model, *spec) : 0;
-    class_key(t, k->second, work_dim, global, local, ckey);
-  }
-  const cl_device_id dev = queue_device(queue);
-  d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
-  ckey += d.data_on_gpu ? 'g' : 'h';
-  if (model_deferred(s, dev)) {
-    // The class runs natively until its budget is spent; its first launch after that asks the model.
-    const auto now = Clock::now();
-    std::lock_guard<std::mutex> l(s.m);
-    DopState::Measured& m = s.measured[d.key + '\0' + ckey];
-    DopState::KernelMemo& memo = s.memo[kernel];
-    memo.name = plan.kernel_name;
-    auto c = memo.classes.find(ckey);
-    const bool pending = c == memo.classes.end() || c->second.model_pending;
-    if (pending && !exploration_budget_spent(s, m, now)) {
-      d.known_class = c != memo.classes.end();
-      if (!d.known_class)
-        c = memo.classes.emplace(ckey, DopState::ClassMemo{d.entry, d.spec, d.key, {}, 0, &m, true}).first;
-      memo.last = &*c;
-      run_before_model(c->second, *own_device_config(s, dev), now, d);
-      return {};
-    }
-    if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
-  }
   if (d.automatic) {
     if (!d.entry->options.model) {  // no code features: the launch, and the key's later ones, fall back saying why
       remember_failure(s, *d.entry, d.key, d.entry->no_model);
       throw std::runtime_error(d.entry->no_model);
     }
-    // The launch's shape and integer scalars straight to the predictor: the executor is rebound only if dop runs
-    // the launch. A launch that leaves the work-group size open is asked at the executor's choice (the executor is
-    // made for it).
+    // The launch's shape and integer scalars straight to the predictor: the executor is made (or rebound) only if
+    // dop runs the launch. A launch that leaves the work-group size open is asked at the size the executor would
+    // choose (open_local_size).
     const auto t = Clock::now();
     pred::LaunchShape shape;
     shape.work_dim = work_dim;
-    std::vector<size_t> wg;
-    if (!local) {
-      std::lock_guard<std::mutex> l(d.entry->m);
-      make_executor(s, *d.entry, *spec, *plan.source, d.key);
-      wg = d.entry->exec->local_size();
-    }
+    const std::vector<size_t> wg = local ? std::vector<size_t>{} : open_local_size(spec->global);
     for (cl_uint i = 0; i < work_dim; ++i) {
       shape.global[i] = global[i];
       shape.local[i] = local ? local[i] : (i < wg.size() ? wg[i] : 1);
@@ -532,10 +560,10 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
       memo.last = &*c;
     }
     const DopState::ClassMemo& c = memo.last->second;
-    if (c.entry->failed) return false;  // decide() says why
+    if (c.entry && c.entry->failed) return false;  // decide() says why (a class whose model is pending has no entry)
     if (c.model_pending) {
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
-      const auto now = Clock::now();
+      const auto now = budget_now();
       if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return false;
       d.automatic = true;
       run_before_model(c, *own_device_config(s, dev), now, d);

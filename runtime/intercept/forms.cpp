@@ -65,14 +65,15 @@ std::unique_ptr<dop::KernelFormsResolver> make_forms_resolver(LogFn log) {
   return std::make_unique<dop::KernelFormsResolver>(fo);
 }
 
-dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop::KernelSource& k, const LogFn& log) {
-  dop::KernelForms f = forms.resolve(k);
-  if (f.origin.empty()) {
+std::shared_ptr<const dop::KernelForms> resolve_forms(const dop::KernelFormsResolver& forms, const dop::KernelSource& k,
+                                                      const LogFn& log) {
+  std::shared_ptr<const dop::KernelForms> f = forms.resolve_shared(k);
+  if (f->origin.empty()) {
     static std::mutex m;
     static std::set<std::string>* logged = new std::set<std::string>;  // never destroyed (see intercept.cpp)
     const std::string key = dop::sha256_fields({k.kernel, k.build_options, k.source});
     std::lock_guard<std::mutex> l(m);
-    if (logged->insert(key).second) log("forms of " + k.kernel + ": none: " + f.malleable_note);
+    if (logged->insert(key).second) log("forms of " + k.kernel + ": none: " + f->malleable_note);
   }
   return f;
 }

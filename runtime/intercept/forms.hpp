@@ -26,7 +26,8 @@ std::unique_ptr<dop::KernelFormsResolver> make_forms_resolver(LogFn log);
 
 /// The forms of a captured kernel; logs, once per kernel, why it has none (the near-miss bundle and what differs,
 /// or how to get bundles).
-dop::KernelForms resolve_forms(const dop::KernelFormsResolver& forms, const dop::KernelSource& k, const LogFn& log);
+std::shared_ptr<const dop::KernelForms> resolve_forms(const dop::KernelFormsResolver& forms, const dop::KernelSource& k,
+                                                      const LogFn& log);
 
 /// Resolves, ahead of their launches, the forms of a built program's kernels that a bundle of DOP_BUNDLES names (a
 /// match, or why it does not match), so that a kernel's first launch finds them memoised; kernels without such a

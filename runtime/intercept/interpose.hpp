@@ -83,6 +83,7 @@ struct KernelInfo {
   // Bit i: scalar argument i is read by the model's size expressions, so its value's power of two is part of the
   // launch class (decide.cpp); set at the kernel's first decision under DOP_CONFIG=auto.
   uint64_t class_scalars = 0;
+  bool class_scalars_known = false;
 };
 
 struct BufferState;  // residency.hpp

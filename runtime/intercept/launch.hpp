@@ -42,7 +42,7 @@ struct DopState {
   // launch shape.
   struct Entry {
     std::mutex m;                    // guards exec, args and in_app
-    std::unique_ptr<Executor> exec;  // null until the first dop launch, or the model's question that needs it
+    std::unique_ptr<Executor> exec;  // null until the first dop launch
     std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
@@ -70,7 +70,7 @@ struct DopState {
   // first launch (executor, spec, the model's choice, the class's times), so that a later launch of the class, whatever
   // its exact NDRange, is decided by one lookup.
   struct ClassMemo {
-    std::shared_ptr<Entry> entry;
+    std::shared_ptr<Entry> entry;      // null while model_pending
     std::shared_ptr<const Spec> spec;  // the latest launch of the class that dop ran (rebound to each launch's shape)
     std::string key;                   // the executor's
     Config model_config;
@@ -114,6 +114,11 @@ bool fixed_native(cl_command_queue queue);
 inline double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+/// The clock of auto's exploration budget (a launch class's wall time, against DOP_AUTO_EXPLORE_MS): Linux's coarse
+/// monotonic clock, the same time line as Clock to within a scheduler tick (1-4 ms), read from memory the kernel
+/// shares with the process. Clock::now() may be a system call where the time source cannot be read from user space
+/// (some virtual machines): a microsecond on every launch of a class whose budget is not spent.
+Clock::time_point budget_now();
 // A launch size for the log ("auto" when the application left it to the implementation), and milliseconds.
 std::string dims(cl_uint n, const size_t* v);
 std::string fmt_ms(double ms);

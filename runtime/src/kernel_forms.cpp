@@ -144,11 +144,13 @@ KernelFormsResolver::KernelFormsResolver(KernelFormsOptions options) : options_(
     for (auto& pb : load_bundle_folder(dir)) bundles_.push_back(std::move(pb));
 }
 
-KernelForms KernelFormsResolver::resolve(const KernelSource& k) const {
+KernelForms KernelFormsResolver::resolve(const KernelSource& k) const { return *resolve_shared(k); }
+
+std::shared_ptr<const KernelForms> KernelFormsResolver::resolve_shared(const KernelSource& k) const {
   const std::string key = k.kernel + '\0' + k.build_options + '\0' + file_name(k.file) + '\0' + k.source;
   std::lock_guard<std::mutex> l(m_);
   auto it = memo_.find(key);
-  if (it == memo_.end()) it = memo_.emplace(key, find(k)).first;
+  if (it == memo_.end()) it = memo_.emplace(key, std::make_shared<const KernelForms>(find(k))).first;
   return it->second;
 }
 

@@ -155,7 +155,8 @@ class Executor {
   pred::Decision decide(const std::vector<ArgData>& args);
   /// Runs at the model's configuration; the result says it was chosen (automatic, predicted, decide_us).
   LaunchResult launch_auto(std::vector<ArgData>& args);
-  /// The work-group size launches use: the spec's, or the one this executor chose when the spec leaves it open.
+  /// The work-group size launches use: the spec's, or the one this executor chose when the spec leaves it open
+  /// (open_local_size).
   std::vector<size_t> local_size() const;
 
   /// Makes this executor run another launch of the same kernel (same source, kernel name, build options and
@@ -192,5 +193,9 @@ Config grid_config(const Config& cfg, int cpu_total);
 /// `cpu_units` in `cpu_ms`, the GPU `gpu_units` in `gpu_ms`), cpu rate / (cpu rate + gpu rate); 1 when the GPU ran
 /// nothing, 0 when the CPU ran nothing. Warm starts average it over launches (learned = (learned + this) / 2).
 double learn_cpu_share(double cpu_units, double cpu_ms, double gpu_units, double gpu_ms);
+
+/// The work-group size an executor chooses for a launch of this global size that leaves it open: the largest size up
+/// to 64 that divides the first dimension, 1 in the others (no device query: the same on every device).
+std::vector<size_t> open_local_size(const std::vector<size_t>& global);
 
 }  // namespace dop

@@ -115,6 +115,8 @@ class KernelFormsResolver {
   /// Loads the bundles of the folders; throws BundleError naming a folder that is not one or a corrupt bundle.
   explicit KernelFormsResolver(KernelFormsOptions options = {});
   KernelForms resolve(const KernelSource& k) const;
+  /// The same forms, shared with the memo (no copy: for a caller on a launch path).
+  std::shared_ptr<const KernelForms> resolve_shared(const KernelSource& k) const;
   /// The bundles loaded, as (path, bundle) in folder and path order.
   const std::vector<std::pair<std::string, Bundle>>& bundles() const { return bundles_; }
 
@@ -123,7 +125,7 @@ class KernelFormsResolver {
   KernelFormsOptions options_;
   std::vector<std::pair<std::string, Bundle>> bundles_;
   mutable std::mutex m_;
-  mutable std::map<std::string, KernelForms> memo_;
+  mutable std::map<std::string, std::shared_ptr<const KernelForms>> memo_;
 };
 
 /// Code features for the predictor from JSON text: `dop features --json` output (choosing `kernel` among several),

@@ -100,17 +100,22 @@ bool workgroup_independent(const std::string& src) {
 
 }  // namespace engine
 
+std::vector<size_t> open_local_size(const std::vector<size_t>& global) {
+  std::vector<size_t> local(global.size(), 1);
+  for (size_t l = 64; !global.empty() && l > 1; --l)
+    if (global[0] % l == 0) {
+      local[0] = l;
+      break;
+    }
+  return local;
+}
+
 void Executor::Impl::geometry() {
   groups_per_unit = 1;
   fine = 1;
   local = spec.local;
   if (local.empty()) {  // the kernel does not depend on its work-group size: choose one that divides global
-    local.assign(spec.global.size(), 1);
-    for (size_t l = 64; l >= 1; --l)
-      if (spec.global[0] % l == 0) {
-        local[0] = l;
-        break;
-      }
+    local = open_local_size(spec.global);
     local_note = "local size chosen by dop";
   }
   split_dim = spec.global.size() - 1;
