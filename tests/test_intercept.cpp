@@ -368,6 +368,74 @@ TEST_CASE("intercept: with the application on dop's GPU, dop's GPU part works on
   for (const auto& l : lines) CHECK(field(l, "gpu_mem") == "dop");
 }
 
+// A dop launch that fails part way (DOP_TEST_FAIL_CHUNK: a device's chunk fails as an enqueue error would, once):
+// the application either gets the error (from its enqueue, or from the launch's event when the launch was
+// asynchronous) or its buffers hold exactly what the real launch makes of them; later launches and reads are exact
+// (cl_app fail checks every read against its host mirror, a launch that reported an error taken as not run). The log
+// names the failure. `out` is one run's output; `errors` how many launches must report one.
+namespace {
+void check_failed_run(const dop::test::CommandResult& r, int errors, const std::string& logged) {
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("fail: OK errors=" + std::to_string(errors)) != std::string::npos);
+  CHECK(r.out.find(logged) != std::string::npos);
+  CHECK(r.out.find("DOP_TEST_FAIL_CHUNK: the ") != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("intercept: a dop launch that fails part way on dop's copies returns the error or leaves native results",
+          "[intercept]") {
+  const std::string cmd = "LD_PRELOAD='" + preload() + "' DOP_LOG=1 ";
+  // Unset, the knob never fires: four dop launches, no error.
+  auto r = run_command(cmd + "DOP_CONFIG=0,1 '" + app() + "' fail 4 wait");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("fail: OK errors=0") != std::string::npos);
+  CHECK(log_lines(r.out, "inc").size() == 4);
+  CHECK(r.out.find("DOP_TEST_FAIL_CHUNK") == std::string::npos);
+  // The first launch (synchronous) fails on one device while the other runs the rest: dop's copies are dropped and
+  // the application's, still current, get the real launch.
+  for (const std::string dev : {"cpu", "gpu"}) {
+    r = run_command("DOP_TEST_FAIL_CHUNK=" + dev + ":1 " + cmd + "DOP_CONFIG=0.5,0.5 '" + app() + "' fail 4 wait");
+    check_failed_run(r, 0, "kernel=inc fallback: dop failed: ");
+    const auto lines = log_lines(r.out, "inc");
+    REQUIRE(lines.size() == 4);
+    for (size_t i = 1; i < lines.size(); ++i) CHECK(field(lines[i], "route") == "dop");
+  }
+  // The second launch (asynchronous) fails where the first one's results are only in dop's copy: they are lost, and
+  // the application's wait (or the wait before its read) returns the error.
+  for (const std::string how : {"wait", "read"}) {
+    r = run_command("DOP_TEST_FAIL_CHUNK=gpu:2 " + cmd + "DOP_CONFIG=0,1 '" + app() + "' fail 4 " + how);
+    check_failed_run(r, 1, "kernel=inc error: dop failed after results were lost (earlier dop results)");
+    CHECK(r.out.find("fail: launch 1 reported error") != std::string::npos);
+  }
+}
+
+// The same where dop's GPU part runs on the application's buffers in place (the application on dop's GPU, copy
+// mode: gpu_mem=app): a launch whose GPU part wrote the application's buffer before the CPU's chunk failed returns
+// the error at once; one where only the GPU's failed falls back to the real launch; an asynchronous one whose CPU
+// chunk failed before running reports the error through its event (PoCL once aborted as that status reached the
+// application's event while the application released it: run a few times).
+TEST_CASE(
+    "intercept: a dop launch that fails part way on the application's buffers returns the error or leaves "
+    "native results",
+    "[intercept]") {
+  const std::string exec = "'" + dop::test::dop_binary() + "' exec --cpu pocl:1 --gpu pocl:0 --memory copy --log ";
+  auto r = run_command("DOP_TEST_FAIL_CHUNK=cpu:1 " + exec + "--config 0.5,0.5 -- '" + app() + "' fail 4 wait");
+  check_failed_run(r, 1, "kernel=inc error: dop failed after results were lost (");
+  CHECK(r.out.find("written part way by both devices") != std::string::npos);
+  CHECK(r.out.find("fail: launch 0 reported error -5") != std::string::npos);  // CL_OUT_OF_RESOURCES, from the enqueue
+  for (const auto& l : log_lines(r.out, "inc"))
+    if (l.find(" error: ") == std::string::npos) CHECK(field(l, "gpu_mem") == "app");
+  r = run_command("DOP_TEST_FAIL_CHUNK=gpu:1 " + exec + "--config 0.5,0.5 -- '" + app() + "' fail 4 read");
+  check_failed_run(r, 0, "kernel=inc fallback: dop failed: ");
+  for (int run = 0; run < 3; ++run) {
+    r = run_command("DOP_TEST_FAIL_CHUNK=cpu:2 " + exec + "--config 1,0 -- '" + app() + "' fail 4 read");
+    check_failed_run(r, 1, "kernel=inc error: asynchronous dop launch failed: ");
+    CHECK(r.out.find("fail: launch 1 reported error") != std::string::npos);
+  }
+}
+
 #if DOP_ANALYSIS
 // With kernel bundles (DOP_BUNDLES, made by `dop bundle` from the source the app builds): malleable forms, so
 // that GPU shares below 1 throttle; footprints, so that copies are slices; code features, so that DOP_CONFIG=auto

@@ -397,11 +397,14 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
     done(states);
     throw cl::Error(err, "clEnqueueBarrierWithWaitList", "the application's queue, for an asynchronous dop launch");
   }
-  if (event)
+  // The job keeps its own reference to `after` until the user event is set: a failed status reaches `after` inside
+  // clSetUserEventStatus, and an application woken by that (its wait returns) may release its reference meanwhile
+  // (PoCL aborted in pocl_update_event_failed when that was the last one).
+  if (event) {
     *event = after;
-  else
-    clReleaseEvent(after);
-  submit(s, [plan, d, states, side, ran, before]() mutable {
+    clRetainEvent(after);
+  }
+  submit(s, [plan, d, states, side, ran, before, after]() mutable {
     cl_int status = CL_COMPLETE;
     const auto t0 = Clock::now();
     try {
@@ -417,6 +420,7 @@ cl_int launch_with_dop(cl_command_queue queue, cl_uint num_events, const cl_even
     clSetUserEventStatus(ran, status);
     clReleaseEvent(ran);
     clReleaseEvent(before);
+    clReleaseEvent(after);
   });
   return CL_SUCCESS;
 }

@@ -17,6 +17,12 @@
  *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at three
  *                                offsets (one a negative scalar), then one writing it through loaded indices; the
  *                                app reads the buffer whole and in part after each, every read checked exactly
+ *   cl_app fail [LAUNCHES] [wait|read]  launches of a read-write kernel (inc) that may fail (DOP_TEST_FAIL_CHUNK):
+ *                                after each, its event waited for (wait: results left where they are) or the buffer
+ *                                read (read). A launch whose enqueue, event or read reports an error is taken as not
+ *                                run: the app writes the buffer back as it was before it (a new queue if the old one
+ *                                is broken) and goes on. Every read is checked exactly against what the launches that
+ *                                reported no error make of it, and "fail: OK errors=E" says how many reported one.
  */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -573,6 +579,68 @@ static int async_launches(cl_command_queue q, int n, int iters) {
   return bad;
 }
 
+/* One launch of `k` on `q` and what became of it: CL_SUCCESS, or the first error its enqueue, its event or (`read`)
+ * the blocking read of `mem` into `got` reported. */
+static cl_int launch_and_see(cl_command_queue q, cl_kernel k, size_t global, cl_mem mem, size_t bytes, int* got,
+                             int read) {
+  size_t local = 64;
+  cl_event ev = NULL;
+  cl_int err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, &ev);
+  if (err != CL_SUCCESS) return err;
+  err = clWaitForEvents(1, &ev);
+  cl_int status = CL_COMPLETE;
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL) == CL_SUCCESS && status < 0 &&
+      err == CL_SUCCESS)
+    err = status;
+  clReleaseEvent(ev);
+  if (err == CL_SUCCESS && read) err = clEnqueueReadBuffer(q, mem, CL_TRUE, 0, bytes, got, 0, NULL, NULL);
+  return err;
+}
+
+static int fail_launches(cl_command_queue* q, int launches, int read) {
+  const int n = 64 * 1024;
+  cl_int err;
+  size_t bytes = (size_t)n * sizeof(int);
+  int* a = malloc(bytes);
+  int* got = malloc(bytes);
+  for (int i = 0; i < n; ++i) a[i] = i % 1000 - 300;
+  int p = 7;
+  cl_program prog = build(resid_src);
+  cl_kernel inc = kernel(prog, "inc");
+  cl_mem da = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, a);
+  cl_mem dp = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof p, &p);
+  CHECK(clSetKernelArg(inc, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(inc, 1, sizeof dp, &dp));
+  int bad = 0, errors = 0;
+  for (int r = 0; r < launches && !bad; ++r) {
+    err = launch_and_see(*q, inc, (size_t)n, da, bytes, got, read);
+    if (err != CL_SUCCESS) {
+      printf("fail: launch %d reported error %d\n", r, err);
+      ++errors;
+      if (clEnqueueWriteBuffer(*q, da, CL_TRUE, 0, bytes, a, 0, NULL, NULL) != CL_SUCCESS) {
+        printf("fail: the queue is broken after the error: a new one\n");
+        clReleaseCommandQueue(*q);
+        *q = clCreateCommandQueue(ctx, dev, 0, &err);
+        CHECK(err);
+        CHECK(clEnqueueWriteBuffer(*q, da, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
+      }
+      continue;
+    }
+    for (int i = 0; i < n; ++i) a[i] += p;
+    if (read) bad |= resid_check("read after a launch", got, a, n);
+  }
+  CHECK(clEnqueueReadBuffer(*q, da, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("final read", got, a, n);
+  printf("fail: %s errors=%d\n", bad ? "FAIL" : "OK", errors);
+  clReleaseMemObject(da);
+  clReleaseMemObject(dp);
+  clReleaseKernel(inc);
+  clReleaseProgram(prog);
+  free(a);
+  free(got);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
   if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
@@ -653,6 +721,14 @@ int main(int argc, char** argv) {
     int iters = argc > 3 ? atoi(argv[3]) : 20000;
     bad = async_launches(q, n, iters);
     printf("async: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
+  } else if (strcmp(mode, "fail") == 0) {
+    int launches = argc > 2 ? atoi(argv[2]) : 4;
+    const char* how = argc > 3 ? argv[3] : "wait";
+    if (launches < 1 || (strcmp(how, "wait") != 0 && strcmp(how, "read") != 0)) {
+      fprintf(stderr, "cl_app: fail needs LAUNCHES >= 1 and wait or read\n");
+      return 2;
+    }
+    bad = fail_launches(&q, launches, strcmp(how, "read") == 0);
   } else if (strcmp(mode, "threads") == 0) {
     pthread_t t[2];
     struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};

@@ -3,6 +3,8 @@
 // drivers run together (the GPU's in a thread of its own, after staging its inputs).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <stdexcept>
 
@@ -19,6 +21,27 @@ void set_engine_thread_hook(void (*hook)()) { g_thread_hook = hook; }
 void engine::thread_started() {
   if (void (*hook)() = g_thread_hook.load()) hook();
 }
+
+namespace {
+// DOP_TEST_FAIL_CHUNK=cpu:N or gpu:N, for tests only (docs/intercept.md): the N-th chunk that device's driver claims
+// in this process fails, once, as a device's enqueue error would (the chunk is claimed, its inputs staged, nothing of
+// it run). Unset, malformed or N < 1: never.
+void fail_chunk_for_tests(bool is_cpu) {
+  static const long nth = [] {
+    const char* e = std::getenv("DOP_TEST_FAIL_CHUNK");
+    if (!e || !(std::strncmp(e, "cpu:", 4) == 0 || std::strncmp(e, "gpu:", 4) == 0)) return 0L;
+    char* end = nullptr;
+    const long n = std::strtol(e + 4, &end, 10);
+    return *end == '\0' && n > 0 ? (e[0] == 'c' ? n : -n) : 0L;  // negative: the GPU's
+  }();
+  if (nth == 0 || (nth > 0) != is_cpu) return;
+  static std::atomic<long> claimed{0};
+  if (++claimed == std::labs(nth))
+    throw cl::Error(CL_OUT_OF_RESOURCES, "clEnqueueNDRangeKernel",
+                    std::string("DOP_TEST_FAIL_CHUNK: the ") + (is_cpu ? "CPU" : "GPU") + "'s chunk " +
+                        std::to_string(std::labs(nth)) + " failed on purpose");
+}
+}  // namespace
 
 using engine::Side;
 
@@ -115,6 +138,7 @@ void Executor::Impl::drive(Side& s, bool is_cpu, WorkList& wl, Rates& rates, siz
           break;
         }
       }
+      fail_chunk_for_tests(is_cpu);
       const auto pieces = chunk_pieces(b, e, is_cpu);
       for (const auto& [pb, pe, whole] : pieces) {
         chunk_geometry(pb, pe, whole, offset, global, chunk_local);
