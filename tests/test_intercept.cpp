@@ -494,7 +494,7 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
       "dop: warning: " + model + ": the model was trained for platform 'pocl-test', and this platform is '";
   CHECK(r.out.find(other_platform) != std::string::npos);
   CHECK(r.out.find(other_platform) == r.out.rfind(other_platform));
-  r = run_command(env + "DOP_PLATFORM_ID=elsewhere DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
+  r = run_command(env + "DOP_AUTO_CHECK=0 DOP_PLATFORM_ID=elsewhere DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
                   "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
   INFO(r.out);
   CHECK(r.rc == 0);
@@ -813,6 +813,46 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
     CHECK_THAT(lines[at], Catch::Contains(no_code) && Catch::Contains("no code features"));
     for (size_t i = at + 1; i < lines.size(); ++i) CHECK_THAT(lines[i], Catch::Contains(failed_before));
   }
+}
+
+// Under auto the model is read when a launch first needs it (dop exec checks only that the file can be read): a model
+// that cannot be used is named on stderr once, with its file and line, and every launch that needs it runs on the
+// application's device, its log line saying why; a run that never needs it does not read it.
+TEST_CASE("intercept: a model that cannot be used is named once and the application runs natively", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_bad_model";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string bad = dir + "/corrupt.json";
+  std::ofstream(bad) << "{\"format\": \"dop-model/1\",\n\"type\": \"gbt\",,\n}";
+  const std::string exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
+                           "' exec --config auto --model '" + bad + "' --log -- '" + app() + "'";
+  const std::string named = "dop: error: DOP_MODEL: " + bad + ":2:15: invalid JSON";
+  for (const std::string budget : {"0", "100000"}) {  // the model needed at the first launch, and never
+    const auto r = run_command("DOP_AUTO_EXPLORE_MS=" + budget + " " + exec + " vecadd 65536 4");
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("vecadd: OK") != std::string::npos);
+    const auto lines = log_lines(r.out, "vecadd");
+    REQUIRE(lines.size() == 4);
+    if (budget == "0") {  // the real launch, the reason in the log
+      REQUIRE(r.out.find(named) != std::string::npos);
+      CHECK(r.out.find(named) == r.out.rfind(named));
+      CHECK_THAT(lines[0], Catch::Contains("fallback: dop failed: DOP_CONFIG=auto: DOP_MODEL: " + bad + ":2:15"));
+      for (size_t i = 1; i < lines.size(); ++i) CHECK_THAT(lines[i], Catch::Contains("fallback: failed before: "));
+    } else {
+      CHECK(r.out.find("DOP_MODEL") == std::string::npos);  // not read
+      for (const auto& l : lines) {
+        CHECK(field(l, "model") == "later");
+        CHECK(field(l, "route") == "native");
+      }
+    }
+  }
+  // A model file that is not there: dop exec stops before the application runs, naming it.
+  const auto r = run_command("'" + dop::test::dop_binary() + "' exec --config auto --model '" + dir +
+                             "/missing.json' -- '" + app() + "' vecadd 1024 1");
+  INFO(r.out);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains("dop: error: --model '" + dir + "/missing.json': no such file"));
+  CHECK(r.out.find("vecadd: OK") == std::string::npos);
 }
 
 // Where a launch's data is goes to the model (LaunchShape::data_on_gpu) and is part of its launch class: on the GPU

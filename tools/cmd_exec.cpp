@@ -94,7 +94,10 @@ std::string find_library(const std::string& flag) {
     if (!std::filesystem::is_directory(f.record))
       throw std::invalid_argument("--record '" + f.record + "': cannot create the folder");
   }
-  if (!f.model.empty()) pred::Model::load(f.model);  // a corrupt model is named here
+  // Only that the model can be read: the interposer reads it on a thread of its own while the application starts,
+  // and names a corrupt one on stderr then (reading it here too would add its reading time to every run).
+  if (!f.model.empty() && (!is_file(f.model) || std::filesystem::is_directory(f.model)))
+    throw std::invalid_argument("--model '" + f.model + "': no such file, or it cannot be read");
   if (!f.memory.empty()) parse_memory_mode(f.memory);
   const std::string lib = find_library(f.lib);
   std::string preload = lib;

@@ -107,6 +107,16 @@ pred::ArgValues scalar_values(const Spec& spec, const LaunchPlan& plan) {
 // form) and under auto its model. No executor: make_executor makes it when a launch needs it. Called with the guard
 // set.
 std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, Spec spec, const std::string& key) {
+  // Under auto, the model first, without the lock: the first class to ask reads it (model()).
+  std::shared_ptr<const pred::Predictor> predictor;
+  std::string model_error;
+  if (s.auto_config) {
+    try {
+      predictor = model(s);
+    } catch (const std::exception& e) {
+      model_error = e.what();
+    }
+  }
   std::lock_guard<std::mutex> l(s.m);
   auto& e = s.executors[key];
   if (e) return e;
@@ -124,9 +134,11 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
   fresh->options.memory = s.memory;
   if (s.auto_config && !forms.code) {
     fresh->no_model = "DOP_CONFIG=auto: " + forms.no_code;
+  } else if (s.auto_config && !predictor) {
+    fresh->no_model = "DOP_CONFIG=auto: DOP_MODEL: " + model_error;
   } else if (s.auto_config) {
     AutoModel m;
-    m.predictor = s.predictor;
+    m.predictor = std::move(predictor);
     m.kernel_id = forms.origin + ":" + plan.kernel_name;
     fresh->options.model = std::move(m);
   }

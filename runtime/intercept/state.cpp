@@ -3,6 +3,7 @@
 #include <link.h>
 #include <time.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -91,8 +92,10 @@ void initialise(DopState& s) {
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
-      // DOP_PLATFORM_ID refuses another platform's model; without it, one trained for other devices is warned about.
-      s.predictor = load_model_for_platform(model, "", s.sel);
+      // Read on its own thread: the application's start goes on meanwhile (the model is asked only once a launch
+      // class's exploration budget is spent, DOP_AUTO_EXPLORE_MS). DOP_PLATFORM_ID refuses another platform's model;
+      // without it, one trained for other devices is warned about.
+      s.model_path = model;  // read when a launch first needs it (model())
       s.auto_config = true;
     } else if (cfg && *cfg) {
       s.config = parse_config(cfg);
@@ -119,6 +122,21 @@ void initialise(DopState& s) {
     s.init_error = e.what();
   }
   s.ready.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<const pred::Predictor> model(DopState& s) {
+  std::call_once(s.model_once, [&s] {
+    try {
+      // DOP_PLATFORM_ID refuses another platform's model; without it, one trained for other devices is warned about.
+      s.predictor = load_model_for_platform(s.model_path, "", s.sel);
+    } catch (const std::exception& e) {
+      s.model_error = e.what();
+      std::fprintf(stderr, "dop: error: DOP_MODEL: %s; DOP_CONFIG=auto runs every launch on the application's device\n",
+                   e.what());
+    }
+  });
+  if (!s.predictor) throw std::runtime_error(s.model_error);
+  return s.predictor;
 }
 
 bool fixed_native(cl_command_queue queue) {
