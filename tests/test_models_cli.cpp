@@ -169,6 +169,18 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
                   features + " --global 1024 --local 64");
   CHECK(r.rc == 0);
   CHECK_THAT(r.out, !Catch::Contains("warning"));
+  // A named platform (dop sweep --platform-id) whose record named these devices (dop train --platform writes them
+  // into the model): no warning either; a record of other devices: the warning.
+  for (const std::string& named : {here, std::string("other cpu + other gpu")}) {
+    m["platform"]["id"] = "pocl-test";
+    m["platform"]["devices"] = named;
+    write(tmp("named.json"), m.dump());
+    r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + " predict --model " + tmp("named.json") + " --features " +
+                    features + " --global 1024 --local 64");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    CHECK(Catch::Contains("warning").match(r.out) == (named != here));
+  }
 }
 
 #if DOP_ANALYSIS
@@ -176,7 +188,8 @@ TEST_CASE("dop train --estimate adds the estimate features and carries the platf
   const std::string rec = tmp("platform.json"), model = tmp("est.json");
   {
     std::ofstream f(rec);
-    f << R"({"platform_id": "pocl-test", "gpu": {"compute_units": 2, "triad_gbs": 40}})";
+    f << R"({"platform_id": "pocl-test", "cpu": {"name": "a cpu"}, "gpu": {"compute_units": 2, "triad_gbs": 40,
+                                                                       "name": "a gpu"}})";
   }
   auto r = run_command(dop_binary() + " train " + kData + " --platform " + rec + " --estimate --cv 0 --no-loko --out " +
                        model);
@@ -184,6 +197,7 @@ TEST_CASE("dop train --estimate adds the estimate features and carries the platf
   REQUIRE(r.rc == 0);
   const auto m = parse(read_file(model));
   CHECK(m["estimate"]["gpu_triad_gbs"] == 40);    // from the record
+  CHECK(m["platform"]["devices"] == "a cpu + a gpu");  // the record's devices: on them, no warning
   CHECK(m["estimate"]["defaults"].size() == 11);  // every other figure: a default, named
   CHECK(m["features"][m["features"].size() - 2]["name"] == "est_rel");
   CHECK(m["features"][m["features"].size() - 1]["name"] == "est_best_ms");

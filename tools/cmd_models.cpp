@@ -23,6 +23,18 @@ namespace {
 
 using nlohmann::json;
 
+#if DOP_ANALYSIS
+// The devices a platform record (dop characterize) names, as dop names an unnamed platform (devices_platform_id).
+std::string record_devices(const json& record) {
+  auto name = [&record](const char* role) {
+    const auto d = record.find(role);
+    if (d == record.end() || !d->is_object() || !d->contains("name") || !(*d)["name"].is_string()) return std::string();
+    return (*d)["name"].get<std::string>();
+  };
+  return devices_platform_id(name("cpu"), name("gpu"));
+}
+#endif
+
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(path + ": cannot be read");
@@ -224,6 +236,7 @@ void run_train(const TrainFlags& f) {
       throw std::runtime_error(f.platform + ": platform '" + pj["platform_id"].get<std::string>() +
                                "', the dataset was measured on '" + d.platform_id + "'");
     if (pj.contains("gpu") && pj["gpu"].contains("compute_units")) o.gpu_units = pj["gpu"]["compute_units"].get<int>();
+    o.platform_devices = record_devices(pj);
     if (f.estimate) o.estimate = pred::PlatformFigures::from_record(read_text(f.platform), f.platform);
   }
   if (f.estimate && f.platform.empty()) throw UsageError("--estimate needs the platform record (--platform P.json)");

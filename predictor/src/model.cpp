@@ -222,6 +222,7 @@ std::string Model::to_json(int indent) const {
   j["objective"] = objective;
   j["output"] = output;
   j["platform"] = {{"id", platform.id}, {"cpu_units", platform.cpu_units}, {"gpu_units", platform.gpu_units}};
+  if (!platform.devices.empty()) j["platform"]["devices"] = platform.devices;
   j["grid"] = {{"cpu_levels", cpu_levels}, {"gpu_levels", gpu_levels}};
   if (platform.figures) j["estimate"] = figures_to_json(*platform.figures);
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
@@ -328,6 +329,7 @@ Model Model::parse(const std::string& text, const std::string& origin) {
   m.platform.id = pl.at("id").str();
   m.platform.cpu_units = int(pl.at("cpu_units").integer());
   m.platform.gpu_units = int(pl.at("gpu_units").integer());
+  if (pl.has("devices")) m.platform.devices = pl.at("devices").str();
   const Node grid = root.at("grid");
   m.cpu_levels = grid.at("cpu_levels").numbers<double>();
   m.gpu_levels = grid.at("gpu_levels").numbers<double>();

@@ -17,6 +17,7 @@ pred::Platform platform_of(const Dataset& data, const TrainOptions& o) {
   p.id = data.platform_id;
   p.cpu_units = std::max(1, data.cpu_units);
   p.gpu_units = std::max(1, o.gpu_units);
+  p.devices = o.platform_devices;
   p.figures = o.estimate;
   return p;
 }

@@ -115,6 +115,10 @@ struct Platform {
   std::string id;
   int cpu_units = 1;  ///< CPU cores at cpu_util = 1
   int gpu_units = 1;  ///< GPU compute units (1 when unknown: the derived GPU features are then plain counts)
+  /// The devices of the platform's record (dop characterize) as dop names devices that nobody named as a platform,
+  /// "<CPU device name> + <GPU device name>" (dop/platform.hpp): a model trained for platform `id` runs on these
+  /// devices without a warning. Empty when the model was trained without a record.
+  std::string devices{};
   /// The estimate's figures: present when the model uses the estimate features (the file's "estimate" section).
   /// Initialised, so that Platform{id, cpu_units, gpu_units} stays free of missing-initializer warnings.
   std::optional<PlatformFigures> figures{};

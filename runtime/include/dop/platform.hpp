@@ -13,12 +13,14 @@ namespace dop {
 /// The id of a platform nobody named, as dop sweep writes it into rows and dop characterize into its record:
 /// "<CPU device name> + <GPU device name>" ('-' for a role without a device).
 std::string devices_platform_id(const cl::Selection& sel);
+/// The same of two device names (a platform record's, dop characterize), empty for a role without a device.
+std::string devices_platform_id(const std::string& cpu_name, const std::string& gpu_name);
 
 /// Loads a model (`model_path`) to run on the devices `sel`. This platform's id is `platform_id` (dop's
 /// --platform-id), else $DOP_PLATFORM_ID: a model trained for another platform is then refused (pred::ModelError
 /// naming both ids). With neither, the platform is assumed to be the devices' own (devices_platform_id), and a model
-/// trained under another id is used with a warning on stderr that names both ids (once per call: the interposer
-/// loads its model once).
+/// trained under another id whose record named other devices (pred::Platform::devices) is used with a warning on
+/// stderr that names both ids (once per call: the interposer loads its model once).
 std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& model_path, const std::string& platform_id,
                                                          const cl::Selection& sel);
 

@@ -106,6 +106,7 @@ struct TrainOptions {
   uint64_t seed = 1;    ///< sampling (rf, gbt) and fold assignment
   bool derived = true;  ///< include the derived launch features
   int gpu_units = 1;    ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+  std::string platform_devices;  ///< the platform record's devices, into the model (pred::Platform::devices)
   /// Train on only this many configurations per workload, chosen by sample_configurations (dop/dataset.hpp), the
   /// rule of dop sweep --configs, and normalised by the best of them: what a sampled training sweep would give.
   /// Evaluations still decide the full grid. 0: every measured configuration.
