@@ -51,6 +51,8 @@ std::string launch_key(const LaunchPlan& plan, cl_uint work_dim) {
   for (size_t i = 0; i < plan.args.size(); ++i) {
     if (plan.args[i].kind == ArgInfo::Kind::mem)
       key += "|b" + std::to_string(plan.buffers[i].size) + "a" + std::to_string(int(access_of(plan.buffers[i].flags)));
+    else if (plan.args[i].kind == ArgInfo::Kind::local)
+      key += "|l" + std::to_string(plan.args[i].size);
     else
       key += "|s" + std::to_string(plan.args[i].size);
   }
@@ -77,6 +79,10 @@ Spec launch_spec(const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
       as.type = ElemType::u8;  // byte granularity: the copy-mode merge never mixes two devices' writes
       as.count = plan.buffers[i].size;
       as.access = access_of(plan.buffers[i].flags);
+    } else if (a.kind == ArgInfo::Kind::local) {
+      as.kind = ArgKind::local;  // its bytes per work-group, as the application gave them
+      as.type = ElemType::u8;
+      as.count = a.size;
     } else {
       as.kind = ArgKind::scalar;
       as.type = scalar_type(a.size);
@@ -179,6 +185,8 @@ void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const siz
       }
       put(&b->second.size, sizeof b->second.size);
       put(&b->second.flags, sizeof b->second.flags);
+    } else if (a.kind == ArgInfo::Kind::local) {
+      put(&a.size, sizeof a.size);
     } else if (a.kind == ArgInfo::Kind::scalar) {
       put(&a.size, sizeof a.size);
       if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8) {
@@ -421,7 +429,11 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
       case ArgInfo::Kind::unset:
         return at() + "not set";
       case ArgInfo::Kind::local:
-        return at() + "__local memory (" + std::to_string(a.size) + " bytes) or a NULL buffer";
+        // __local memory of a.size bytes per work-group, or (where the implementation reports the kernel's address
+        // qualifiers) a NULL buffer. Where it does not, dop's kernels get the same NULL value of the same size,
+        // which means the same to the kernel either way, and dop's own build (with its argument info) checks it.
+        if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_LOCAL) return at() + "a NULL buffer";
+        break;
       case ArgInfo::Kind::unsupported:
         return at() + a.why;
       case ArgInfo::Kind::mem: {

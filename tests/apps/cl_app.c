@@ -6,11 +6,12 @@
  *   cl_app shapes [N] [REPEAT]   vecadd at REPEAT NDRanges shrinking by 64 from N (n and the output's last element
  *                                following), then one at N/2: launch classes that span shapes
  *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
- *   cl_app local                 a __local argument (a work-group reduction): dop falls back
+ *   cl_app local                 a __local argument (a work-group reduction), launched twice
+ *   cl_app nullbuf               a buffer argument given as NULL (clSetKernelArg with no value): the kernel tests it
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
  *   cl_app poly [N] [ITERS]      compute-bound 1D kernel (an integer recurrence per element), read-write buffer
  *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
- *                                and mapping buffers between launches, a kernel dop falls back on (__local) using
+ *                                and mapping buffers between launches, a kernel with a __local argument using
  *                                results of dop's launches, an out-of-order queue with events; every step checked
  *   cl_app contexts              vecadd, then vecadd and resid in a second context on the same device, then vecadd
  *                                in the first again: kernels of one source in two contexts, in turn
@@ -256,18 +257,55 @@ static int local_sum(cl_command_queue q) {
   CHECK(clSetKernelArg(k, 1, sizeof dout, &dout));
   CHECK(clSetKernelArg(k, 2, L * sizeof(int), NULL));
   size_t global = N, local = L;
-  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
-  CHECK(clEnqueueReadBuffer(q, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
   int bad = 0;
-  for (int g = 0; g < G; ++g) {
-    int want = 0;
-    for (int i = 0; i < L; ++i) want += in[g * L + i];
-    if (out[g] != want) {
-      if (bad < 3) printf("local: out[%d] = %d, want %d\n", g, out[g], want);
-      ++bad;
+  for (int run = 0; run < 2; ++run) {
+    memset(out, 0, sizeof out);
+    CHECK(clEnqueueWriteBuffer(q, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(q, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+    for (int g = 0; g < G; ++g) {
+      int want = 0;
+      for (int i = 0; i < L; ++i) want += in[g * L + i];
+      if (out[g] != want) {
+        if (bad < 3) printf("local: out[%d] = %d, want %d\n", g, out[g], want);
+        ++bad;
+      }
     }
   }
   clReleaseMemObject(din);
+  clReleaseMemObject(dout);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  return bad;
+}
+
+/* A buffer argument given as NULL, which the kernel tests: out[i] = opt ? opt[i] : 3 i, opt NULL. */
+static const char* nullbuf_src =
+    "__kernel void pick(__global int* out, __global const int* opt) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  out[i] = opt ? opt[i] : (int)(3 * i);\n"
+    "}\n";
+
+static int nullbuf(cl_command_queue q) {
+  enum { N = 64 * 256 };
+  cl_int err;
+  static int out[N];
+  cl_program p = build(nullbuf_src);
+  cl_kernel k = clCreateKernel(p, "pick", &err);
+  CHECK(err);
+  cl_mem dout = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, sizeof out, NULL, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof dout, &dout));
+  CHECK(clSetKernelArg(k, 1, sizeof(cl_mem), NULL));
+  size_t global = N;
+  CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+  CHECK(clEnqueueReadBuffer(q, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
+  int bad = 0;
+  for (int i = 0; i < N; ++i)
+    if (out[i] != 3 * i) {
+      if (bad < 3) printf("nullbuf: out[%d] = %d, want %d\n", i, out[i], 3 * i);
+      ++bad;
+    }
   clReleaseMemObject(dout);
   clReleaseKernel(k);
   clReleaseProgram(p);
@@ -330,8 +368,7 @@ static void* thread_main(void* arg) {
 }
 
 /* Residency: every way an application touches its buffers between kernel launches, each followed by an exact check
- * against a host mirror. inc: a[i] += p[0]; blend: b[i] = a[i] * k + b[i]; gsum (a __local reduction, which dop runs
- * natively): s[g] = sum of a over work-group g. */
+ * against a host mirror. inc: a[i] += p[0]; blend: b[i] = a[i] * k + b[i]; gsum (a __local reduction): s[g] = sum of a over work-group g. */
 static const char* resid_src =
     "__kernel void inc(__global int* a, __global const int* p) { int i = get_global_id(0); a[i] += p[0]; }\n"
     "__kernel void blend(__global const int* a, __global int* b, int k) {\n"
@@ -684,6 +721,9 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "local") == 0) {
     bad = local_sum(q);
     printf("local: %s\n", bad ? "FAIL" : "OK");
+  } else if (strcmp(mode, "nullbuf") == 0) {
+    bad = nullbuf(q);
+    printf("nullbuf: %s\n", bad ? "FAIL" : "OK");
   } else if (strcmp(mode, "poly") == 0) {
     int n = argc > 2 ? atoi(argv[2]) : (1 << 18);
     int iters = argc > 3 ? atoi(argv[3]) : 400;
