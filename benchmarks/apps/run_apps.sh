@@ -19,7 +19,7 @@ apps="stencil,gemm_chain,lu,compute,tiny,tiny --ooo,tiny --threads 2,stream"
 json=""
 tsv=""
 dop_args=()
-declare -A libs=()
+declare -A libs=() lib_dops=()
 lib_names=()
 
 usage() {
@@ -36,7 +36,8 @@ usage: $0 [options]
   --dop-arg ARG     an extra argument for every dop exec (repeatable, e.g. --dop-arg --memory --dop-arg copy)
   --lib NAME=LIB    run auto (with --model) and each configuration once per interposer library given (repeatable;
                     modes auto@NAME, C@NAME), to compare libraries (e.g. before and after a change) in the same
-                    interleaved runs
+                    interleaved runs; LIB a build folder: its bin/dop runs its lib/libdop_intercept.so (the whole
+                    dop exec of that tree, not only its library)
   --json FILE       write the results as JSON
   --tsv FILE        write the results as TSV
 EOF
@@ -64,6 +65,10 @@ while [[ $# -gt 0 ]]; do
         --lib)
           [[ $2 == ?*=?* ]] || die "--lib takes NAME=LIB, not '$2'"
           libs[${2%%=*}]=${2#*=}
+          if [[ -d ${2#*=} ]]; then
+            libs[${2%%=*}]=${2#*=}/lib/libdop_intercept.so
+            lib_dops[${2%%=*}]=${2#*=}/bin/dop
+          fi
           lib_names+=("${2%%=*}")
           ;;
         --json) json=$2 ;;
@@ -124,6 +129,9 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # The value of KEY in a summary line.
 field() { sed -n "s/.* $2=\\([^ ]*\\).*/\\1/p; s/^$2=\\([^ ]*\\).*/\\1/p" <<<"$1" | head -n 1; }
 
+# The dop binary of a --lib NAME: its build folder's, else --dop.
+lib_dop() { echo "${lib_dops[$1]:-$dop}"; }
+
 # run_one SPEC MODE [untimed]: one run; appends its times (unless untimed), or records why it failed.
 run_one() {
   local spec=$1 mode=$2 key="$1|$2" untimed=${3:-} out="$tmp/out" err="$tmp/err" rc=0 start end line
@@ -137,11 +145,11 @@ run_one() {
     native-cpu) APP_DEVICE=cpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:auto) env -u APP_DEVICE "$dop" exec --config auto --model "$model" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
-    dop:auto@*) env -u APP_DEVICE "$dop" exec --config auto --model "$model" --lib "${libs[${mode#dop:auto@}]}" \
+    dop:auto@*) env -u APP_DEVICE "$(lib_dop "${mode#dop:auto@}")" exec --config auto --model "$model" --lib "${libs[${mode#dop:auto@}]}" \
       "${dop_args[@]}" -- "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:*@*)
       local c=${mode#dop:}
-      env -u APP_DEVICE "$dop" exec --config "${c%@*}" --lib "${libs[${mode##*@}]}" "${dop_args[@]}" -- "${cmd[@]}" \
+      env -u APP_DEVICE "$(lib_dop "${mode##*@}")" exec --config "${c%@*}" --lib "${libs[${mode##*@}]}" "${dop_args[@]}" -- "${cmd[@]}" \
         >"$out" 2>"$err" || rc=$?
       ;;
     dop:*) env -u APP_DEVICE "$dop" exec --config "${mode#dop:}" "${dop_args[@]}" -- "${cmd[@]}" \

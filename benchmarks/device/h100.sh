@@ -127,17 +127,17 @@ for exp in "$@"; do
       # the apps' bundles, and fixed configurations): medians of kernel_ms and ratios to the best native device
       bundles=()
       [ -d .device/app-bundles ] && bundles=(--dop-arg --bundles --dop-arg .device/app-bundles)
-      # APPS_BEFORE=DIR (a source tree, e.g. `git archive` of an earlier commit): its interposer is built too and
-      # every dop mode runs with both libraries, interleaved (run_apps.sh --lib before=... --lib after=...)
+      # APPS_BEFORE=DIR (a source tree, e.g. `git archive` of an earlier commit): its dop and interposer are built too
+      # and every dop mode runs with both trees' dop exec, interleaved (run_apps.sh --lib before=BUILD --lib after=BUILD)
       libs=()
       if [ -n "${APPS_BEFORE:-}" ]; then
         if ! { cmake -S "$APPS_BEFORE" -B build-before -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF \
                  -DDOP_BUILD_TESTS=OFF -DDOP_BUILD_BENCHMARKS=OFF -DDOP_VENDOR_INCLUDE="$PWD/.device/include" &&
-               cmake --build build-before -j "$(nproc)" --target dop_intercept; } >"$OUT/build-before.log" 2>&1; then
+               cmake --build build-before -j "$(nproc)" --target dop dop_intercept; } >"$OUT/build-before.log" 2>&1; then
           tail -40 "$OUT/build-before.log"
           exit 1
         fi
-        libs=(--lib "before=$PWD/build-before/lib/libdop_intercept.so" --lib "after=$PWD/build-runtime/lib/libdop_intercept.so")
+        libs=(--lib "before=$PWD/build-before" --lib "after=$PWD/build-runtime")
       fi
       export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
       timeout "${APPS_TIMEOUT:-540}" bash benchmarks/apps/run_apps.sh --size "${APPS_SIZE:-medium}" \
