@@ -224,6 +224,13 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
        {"tiny --launches 20\tnative-gpu\t", "tiny --launches 20\tnative-cpu\t", "tiny --launches 20\tdop:1,0\t"})
     CHECK(table.find(mode) != std::string::npos);
   std::remove(tsv.c_str());
+  // --lib NAME=BUILD_DIR: that build tree's dop exec whole (its bin/dop, its lib/libdop_intercept.so), one mode each.
+  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop /nonexistent/dop --lib 'tree=" + DOP_BINARY_DIR +
+                  "' --apps 'tiny --launches 20' --repeat 1 --warmup 0 --configs 1,0 --tsv '" + tsv + "'");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(dop::test::read_file(tsv).find("tiny --launches 20\tdop:1,0@tree\t") != std::string::npos);
+  std::remove(tsv.c_str());
 
   // A stand-in for a bit-exact application whose output differs between runs: its checksum is its APP_DEVICE.
   const std::string fake = std::string(DOP_BINARY_DIR) + "/test_apps_fake";

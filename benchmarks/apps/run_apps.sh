@@ -21,6 +21,8 @@ tsv=""
 dop_args=()
 declare -A libs=() lib_dops=()
 lib_names=()
+# The dop binary of a --lib NAME: its build folder's, else --dop.
+lib_dop() { echo "${lib_dops[$1]:-$dop}"; }
 
 usage() {
   cat <<EOF
@@ -108,7 +110,12 @@ for c in $configs; do
     for l in "${lib_names[@]}"; do modes+=("dop:$c@$l"); done
   fi
 done
-if [[ ${#modes[@]} -gt 2 && ! -x $dop ]]; then die "no dop binary at $dop (build it, or give --dop)"; fi
+if [[ ${#modes[@]} -gt 2 ]]; then
+  used=("$dop")
+  [[ ${#lib_names[@]} -gt 0 ]] && used=()
+  for l in "${lib_names[@]}"; do used+=("$(lib_dop "$l")"); done
+  for d in "${used[@]}"; do [[ -x $d ]] || die "no dop binary at $d (build it, or give --dop)"; done
+fi
 
 IFS=',' read -r -a specs <<<"$apps"
 for spec in "${specs[@]}"; do
@@ -128,9 +135,6 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # The value of KEY in a summary line.
 field() { sed -n "s/.* $2=\\([^ ]*\\).*/\\1/p; s/^$2=\\([^ ]*\\).*/\\1/p" <<<"$1" | head -n 1; }
-
-# The dop binary of a --lib NAME: its build folder's, else --dop.
-lib_dop() { echo "${lib_dops[$1]:-$dop}"; }
 
 # run_one SPEC MODE [untimed]: one run; appends its times (unless untimed), or records why it failed.
 run_one() {
@@ -224,7 +228,9 @@ for spec in "${specs[@]}"; do
   best_wall=""
   for mode in native-gpu native-cpu; do
     m=$(median "${wall_ms["$spec|$mode"]:-}")
-    if [[ -n $m ]] && { [[ -z $best_wall ]] || ((m < best_wall)); }; then best_wall=$m; fi
+    if [[ -n $m ]] && { [[ -z $best_wall ]] || awk -v a="$m" -v b="$best_wall" 'BEGIN {exit !(a < b)}'; }; then
+      best_wall=$m  # a median of an even count of runs may end in .5
+    fi
   done
   for mode in "${modes[@]}"; do
     key="$spec|$mode"
