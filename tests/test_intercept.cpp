@@ -509,8 +509,8 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
       "dop: warning: " + model + ": the model was trained for platform 'pocl-test', and this platform is '";
   CHECK(r.out.find(other_platform) != std::string::npos);
   CHECK(r.out.find(other_platform) == r.out.rfind(other_platform));
-  r = run_command(env + "DOP_AUTO_CHECK=0 DOP_PLATFORM_ID=elsewhere DOP_MODEL='" + model + "' LD_PRELOAD='" + preload() +
-                  "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
+  r = run_command(env + "DOP_AUTO_CHECK=0 DOP_PLATFORM_ID=elsewhere DOP_MODEL='" + model + "' LD_PRELOAD='" +
+                  preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
   INFO(r.out);
   CHECK(r.rc == 0);
   CHECK(r.out.find("vecadd: OK") != std::string::npos);  // the application's own launches
@@ -830,9 +830,10 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
   }
 }
 
-// Under auto the model is read when a launch first needs it (dop exec checks only that the file can be read): a model
-// that cannot be used is named on stderr once, with its file and line, and every launch that needs it runs on the
-// application's device, its log line saying why; a run that never needs it does not read it.
+// Under auto the model is read on a thread of the interposer's own once a launch class has spent a quarter of its
+// exploration budget, or at initialise where launches ask it at once (dop exec checks only that the file can be
+// read): a model that cannot be used is named on stderr once, with its file and line, and every launch that needs it
+// runs on the application's device, its log line saying why; a run whose classes never get that far does not read it.
 TEST_CASE("intercept: a model that cannot be used is named once and the application runs natively", "[intercept]") {
   const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_bad_model";
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");

@@ -175,8 +175,8 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
     m["platform"]["id"] = "pocl-test";
     m["platform"]["devices"] = named;
     write(tmp("named.json"), m.dump());
-    r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + " predict --model " + tmp("named.json") + " --features " +
-                    features + " --global 1024 --local 64");
+    r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + " predict --model " + tmp("named.json") +
+                    " --features " + features + " --global 1024 --local 64");
     INFO(r.out);
     CHECK(r.rc == 0);
     CHECK(Catch::Contains("warning").match(r.out) == (named != here));
@@ -196,9 +196,9 @@ TEST_CASE("dop train --estimate adds the estimate features and carries the platf
   INFO(r.out);
   REQUIRE(r.rc == 0);
   const auto m = parse(read_file(model));
-  CHECK(m["estimate"]["gpu_triad_gbs"] == 40);    // from the record
+  CHECK(m["estimate"]["gpu_triad_gbs"] == 40);         // from the record
   CHECK(m["platform"]["devices"] == "a cpu + a gpu");  // the record's devices: on them, no warning
-  CHECK(m["estimate"]["defaults"].size() == 11);  // every other figure: a default, named
+  CHECK(m["estimate"]["defaults"].size() == 11);       // every other figure: a default, named
   CHECK(m["features"][m["features"].size() - 2]["name"] == "est_rel");
   CHECK(m["features"][m["features"].size() - 1]["name"] == "est_best_ms");
   r = run_command(dop_binary() + " eval " + model + " " + kData);

@@ -103,7 +103,8 @@ Feature builtin(const char* name, Source s, const char* def) {
 }  // namespace
 
 const std::vector<Feature>& builtin_features() {
-  static const std::vector<Feature> all = {
+  // Never destroyed (as model.cpp's tables: a model may be read on a thread that runs while the process exits).
+  static const std::vector<Feature>& all = *new const std::vector<Feature>{
       builtin("work_dim", Source::launch, "work_dim"),
       builtin("global_size", Source::launch, "global_x * global_y * global_z"),
       builtin("local_size", Source::launch, "local_x * local_y * local_z"),

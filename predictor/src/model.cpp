@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -41,8 +42,11 @@ std::vector<std::string> Model::code_keys() const {
 
 void Model::validate(const std::string& origin) const {
   auto bad = [&](const std::string& m) { throw ModelError(origin + ": " + m); };
-  static const std::set<std::string> types = {"dt", "rf", "gbt", "rank", "linear"};
-  if (!types.count(type)) bad("model type '" + type + "' is not one of dt, rf, gbt, rank, linear");
+  // Trivially destructible (nothing of a model's reading is destroyed at exit: dop's interposer reads its model on a
+  // thread of its own, which the process's exit waits for only after statics made later were destroyed).
+  static constexpr const char* kTypes[] = {"dt", "rf", "gbt", "rank", "linear"};
+  if (std::none_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; }))
+    bad("model type '" + type + "' is not one of dt, rf, gbt, rank, linear");
   if (output != "normalised_performance" && output != "score")
     bad("output '" + output + "' is not normalised_performance or score");
   if (cpu_levels.empty() || gpu_levels.empty()) bad("grid: empty cpu_levels or gpu_levels");
@@ -197,16 +201,20 @@ struct Node {
   }
   template <class T>
   std::vector<T> numbers() const {
+    // The elements read in place: an element's path (a string) is made only for a message (a gbt's trees hold
+    // about 140,000 numbers).
     std::vector<T> v;
     v.reserve(size());
     for (size_t i = 0; i < j.size(); ++i) {
-      const Node e = at(i);
+      const json& e = j[i];
       if constexpr (std::is_integral_v<T>) {
-        const int64_t x = e.integer();
-        if (x < INT32_MIN || x > INT32_MAX) e.fail("out of range");
+        if (!e.is_number_integer()) at(i).fail("not an integer");
+        const int64_t x = e.get<int64_t>();
+        if (x < INT32_MIN || x > INT32_MAX) at(i).fail("out of range");
         v.push_back(T(x));
       } else {
-        v.push_back(T(e.num()));
+        if (!e.is_number()) at(i).fail("not a number");
+        v.push_back(T(e.get<double>()));
       }
     }
     return v;

@@ -251,10 +251,14 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
 // its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
 // it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
 // stream of tiny launches takes far less each than the wall time says). Called with s.m held.
-bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Clock::time_point now) {
+// The share of a class's exploration budget after which the model is read (start_model_reading), so that it is read
+// when the class asks it (a 0.6 MB gbt takes 30-60 ms to read).
+constexpr double kModelReadingShare = 0.25;
+
+bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Clock::time_point now, double share = 1) {
   const double wall = m.launches == 0 ? 0 : ms_between(m.first, now);
   const double so_far = m.native_n == 0 ? wall : std::min(double(m.launches) * m.native_ms, wall);
-  return so_far >= s.explore_ms;
+  return so_far >= share * s.explore_ms;
 }
 
 // Counts a launch of the class (at `now`) for exploration_budget_spent. Called with s.m held.
@@ -506,6 +510,8 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
         d.known_class = c != memo.classes.end();
         if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, d.key, {}, 0, &m, true}).first;
         memo.last = &*c;
+        // A quarter of the budget spent: the model is read meanwhile (30-60 ms), ready when the class asks it.
+        if (exploration_budget_spent(s, m, now, kModelReadingShare)) start_model_reading(s);
         run_before_model(c->second, *own_device_config(s, dev), now, d);
         return {};
       }
@@ -589,6 +595,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
       const auto now = budget_now();
       if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return false;
+      if (exploration_budget_spent(s, *c.measured, now, kModelReadingShare)) start_model_reading(s);  // as decide()
       d.automatic = true;
       run_before_model(c, *own_device_config(s, dev), now, d);
     } else {

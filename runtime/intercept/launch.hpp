@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,12 +35,12 @@ struct DopState {
   cl::Selection sel;
   Config config;
   bool auto_config = false;  // DOP_CONFIG=auto: the model (DOP_MODEL) decides every launch
-  // DOP_CONFIG=auto: the model (DOP_MODEL), read by model() when a launch first needs it (a launch class asks it only
-  // once its exploration budget is spent): a run that never needs it does not pay for reading it.
+  // DOP_CONFIG=auto: the model (DOP_MODEL), read on a thread of its own (start_model_reading) once a launch class has
+  // spent a quarter of its exploration budget (it asks the model when it has spent all of it), or at initialise where
+  // a launch asks it at once; model() waits for it. A run whose classes never get that far never reads it.
   std::string model_path;
-  std::once_flag model_once;
-  std::shared_ptr<const pred::Predictor> predictor;  // set by model(), or model_error says why it cannot be used
-  std::string model_error;
+  std::once_flag model_started;
+  std::shared_future<std::shared_ptr<const pred::Predictor>> predictor;
   std::unique_ptr<KernelFormsResolver> forms;  // the kernels' forms, from the bundles of DOP_BUNDLES
   MemoryMode memory = MemoryMode::automatic;
   // One entry per program, kernel and argument signature: what its first launch reads of the kernel's forms (set
@@ -51,7 +52,7 @@ struct DopState {
     std::vector<ArgData> args;       // scalars, and the buffers while a launch runs (svm: in the executor's memory)
     int launches = 0;                // that ran: the first runs synchronously, so that a build error can fall back
     bool failed = false;             // guarded by DopState::m: dop cannot build or run it (`failed` says why)
-    std::string no_model;  // DOP_CONFIG=auto without options.model (no code features, no usable model): why
+    std::string no_model;            // DOP_CONFIG=auto without options.model (no code features, no usable model): why
     Spec spec;  // the first launch's, with the kernel's argument names and declared scalar types (from its forms)
     // What the executor is made with: the memory mode, the kernel's forms (options.footprint: what a launch fetches
     // and leaves stale; empty: no buffer is bounded) and under auto its model (code features and memo key).
@@ -113,9 +114,12 @@ cl_device_id queue_device(cl_command_queue q);
 // Reads dop's devices and configuration, once (docs/intercept.md, "Environment"); an error is kept in init_error.
 // Called with dop_state().m held and the guard set.
 void initialise(DopState& s);
-// DOP_CONFIG=auto: the model, read at the first call (by one thread; the others wait for it). A model that cannot be
-// used (unreadable, corrupt, another platform's under DOP_PLATFORM_ID) throws why, said once on stderr: every launch
-// that needs the model runs on the application's device, the log saying why. Called after initialise, without the lock.
+// DOP_CONFIG=auto: starts reading the model on a thread of its own, once (later calls return at once).
+void start_model_reading(DopState& s);
+// DOP_CONFIG=auto: the model, once read (starts its reading if nothing did, and waits for it). A model that cannot be
+// used (unreadable, corrupt, another platform's under DOP_PLATFORM_ID) throws why, said once on stderr by its reader:
+// every launch that needs the model runs on the application's device, the log saying why. Called after initialise,
+// without the lock.
 std::shared_ptr<const pred::Predictor> model(DopState& s);
 // A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
 bool fixed_native(cl_command_queue queue);

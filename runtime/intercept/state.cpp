@@ -1,7 +1,10 @@
 // dop's state in the interposer: the devices and configuration read once (DOP_CONFIG, DOP_MODEL, DOP_BUNDLES,
 // DOP_MEMORY, DOP_AUTO_*, DOP_ASYNC), and whether a queue's device is the configuration in whole.
 #include <link.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +81,49 @@ void touch_own_pages() {
 }
 }  // namespace
 
+namespace {
+pid_t g_model_reader_pid = 0;  // the process whose thread reads the model (a fork()ed child has no such thread)
+
+// Whether waiting for the model's reading can end: in the process that started it, or once it has ended.
+bool model_reading_ends(const DopState& s) {
+  return getpid() == g_model_reader_pid || s.predictor.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// At exit, the reading is let finish (a process that ends before its model is read waits for what is left of it), so
+// that an error of it reaches stderr and no thread of dop's runs while the statics made before initialise are
+// destroyed. (Those made after, which the exit destroys before this runs, are none of the reading's: the predictor's
+// own tables are never destroyed.)
+void finish_model_reading() {
+  const DopState& s = dop_state();
+  if (s.predictor.valid() && model_reading_ends(s)) s.predictor.wait();
+}
+
+// Starts reading the model on a thread of its own: the application's start and its first launches go on meanwhile.
+// The thread runs at the lowest priority (nice 19; Linux's nice is per thread): it takes the cores the application
+// leaves idle (a GPU application's host leaves most), and yields to the application's own threads where they keep
+// every core busy (a CPU device's work), until a launch or the exit waits for it. DOP_PLATFORM_ID refuses another
+// platform's model; without it, one trained for other devices is warned about.
+void read_model(DopState& s, const std::string& path) {
+  g_model_reader_pid = getpid();
+  s.predictor = std::async(std::launch::async, [path, sel = s.sel] {
+                  Inside guard;  // dop's own thread (it makes no OpenCL call)
+#ifdef __linux__
+                  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);  // at worst, not lowered
+#endif
+                  try {
+                    return std::shared_ptr<const pred::Predictor>(load_model_for_platform(path, "", sel));
+                  } catch (const std::exception& e) {
+                    std::fprintf(stderr,
+                                 "dop: error: DOP_MODEL: %s; DOP_CONFIG=auto runs every launch on the "
+                                 "application's device\n",
+                                 e.what());
+                    throw;
+                  }
+                }).share();
+  std::atexit(finish_model_reading);
+}
+}  // namespace
+
 void initialise(DopState& s) {
   if (s.initialised) return;
   s.initialised = true;
@@ -95,7 +141,7 @@ void initialise(DopState& s) {
       // Read on its own thread: the application's start goes on meanwhile (the model is asked only once a launch
       // class's exploration budget is spent, DOP_AUTO_EXPLORE_MS). DOP_PLATFORM_ID refuses another platform's model;
       // without it, one trained for other devices is warned about.
-      s.model_path = model;  // read when a launch first needs it (model())
+      s.model_path = model;  // read from when it may be needed soon (start_model_reading)
       s.auto_config = true;
     } else if (cfg && *cfg) {
       s.config = parse_config(cfg);
@@ -118,25 +164,22 @@ void initialise(DopState& s) {
     }
     const char* async = std::getenv("DOP_ASYNC");
     s.async = !(async && std::strcmp(async, "0") == 0);
+    // A launch asks the model at once (no budget to spend first): its reading starts now.
+    if (s.auto_config && !(s.check_auto && s.native_first && s.explore_ms > 0)) start_model_reading(s);
   } catch (const std::exception& e) {
     s.init_error = e.what();
   }
   s.ready.store(true, std::memory_order_release);
 }
 
+void start_model_reading(DopState& s) {
+  std::call_once(s.model_started, [&s] { read_model(s, s.model_path); });
+}
+
 std::shared_ptr<const pred::Predictor> model(DopState& s) {
-  std::call_once(s.model_once, [&s] {
-    try {
-      // DOP_PLATFORM_ID refuses another platform's model; without it, one trained for other devices is warned about.
-      s.predictor = load_model_for_platform(s.model_path, "", s.sel);
-    } catch (const std::exception& e) {
-      s.model_error = e.what();
-      std::fprintf(stderr, "dop: error: DOP_MODEL: %s; DOP_CONFIG=auto runs every launch on the application's device\n",
-                   e.what());
-    }
-  });
-  if (!s.predictor) throw std::runtime_error(s.model_error);
-  return s.predictor;
+  start_model_reading(s);
+  if (!model_reading_ends(s)) throw std::runtime_error("read by the process that fork()ed this one, not by this one");
+  return s.predictor.get();  // the reader's exception, rethrown (the same one for every caller)
 }
 
 bool fixed_native(cl_command_queue queue) {

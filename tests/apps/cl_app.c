@@ -368,7 +368,8 @@ static void* thread_main(void* arg) {
 }
 
 /* Residency: every way an application touches its buffers between kernel launches, each followed by an exact check
- * against a host mirror. inc: a[i] += p[0]; blend: b[i] = a[i] * k + b[i]; gsum (a __local reduction): s[g] = sum of a over work-group g. */
+ * against a host mirror. inc: a[i] += p[0]; blend: b[i] = a[i] * k + b[i]; gsum (a __local reduction): s[g] = sum of a
+ * over work-group g. */
 static const char* resid_src =
     "__kernel void inc(__global int* a, __global const int* p) { int i = get_global_id(0); a[i] += p[0]; }\n"
     "__kernel void blend(__global const int* a, __global int* b, int k) {\n"

@@ -102,10 +102,10 @@ struct TrainOptions {
   /// Overrides of the type's defaults: XGBoost parameters (max_depth=8, eta=0.05, objective=rank:ndcg, ...),
   /// "rounds" (boosting rounds), and for linear "lambda" (ridge penalty).
   std::map<std::string, std::string> params;
-  int threads = 0;      ///< XGBoost threads (0: 1 below 50,000 training rows, else all cores)
-  uint64_t seed = 1;    ///< sampling (rf, gbt) and fold assignment
-  bool derived = true;  ///< include the derived launch features
-  int gpu_units = 1;    ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
+  int threads = 0;               ///< XGBoost threads (0: 1 below 50,000 training rows, else all cores)
+  uint64_t seed = 1;             ///< sampling (rf, gbt) and fold assignment
+  bool derived = true;           ///< include the derived launch features
+  int gpu_units = 1;             ///< GPU compute units of the platform (for the derived GPU features; 1 when unknown)
   std::string platform_devices;  ///< the platform record's devices, into the model (pred::Platform::devices)
   /// Train on only this many configurations per workload, chosen by sample_configurations (dop/dataset.hpp), the
   /// rule of dop sweep --configs, and normalised by the best of them: what a sampled training sweep would give.
