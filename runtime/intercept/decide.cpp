@@ -247,14 +247,15 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
   return {};
 }
 
-// Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
-// its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
-// it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
-// stream of tiny launches takes far less each than the wall time says). Called with s.m held.
 // The share of a class's exploration budget after which the model is read (start_model_reading), so that it is read
 // when the class asks it (a 0.6 MB gbt takes 30-60 ms to read).
 constexpr double kModelReadingShare = 0.25;
 
+// Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
+// its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
+// it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
+// stream of tiny launches takes far less each than the wall time says); `share` < 1: that share of the budget.
+// Called with s.m held.
 bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Clock::time_point now, double share = 1) {
   const double wall = m.launches == 0 ? 0 : ms_between(m.first, now);
   const double so_far = m.native_n == 0 ? wall : std::min(double(m.launches) * m.native_ms, wall);

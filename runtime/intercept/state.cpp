@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 #include "dop/platform.hpp"
 #include "launch.hpp"
@@ -90,12 +91,14 @@ bool model_reading_ends(const DopState& s) {
 }
 
 // At exit, the reading is let finish (a process that ends before its model is read waits for what is left of it), so
-// that an error of it reaches stderr and no thread of dop's runs while the statics made before initialise are
-// destroyed. (Those made after, which the exit destroys before this runs, are none of the reading's: the predictor's
-// own tables are never destroyed.)
+// that an error of it reaches stderr and no thread of dop's runs while the statics made before the reading started
+// are destroyed. (Those made after, which the exit destroys before this runs, are none of the reading's: the
+// predictor's own tables are never destroyed.) A reading deferred to its first use is not started here.
 void finish_model_reading() {
   const DopState& s = dop_state();
-  if (s.predictor.valid() && model_reading_ends(s)) s.predictor.wait();
+  if (s.predictor.valid() && model_reading_ends(s) &&
+      s.predictor.wait_for(std::chrono::seconds(0)) != std::future_status::deferred)
+    s.predictor.wait();
 }
 
 // Starts reading the model on a thread of its own: the application's start and its first launches go on meanwhile.
@@ -103,23 +106,27 @@ void finish_model_reading() {
 // leaves idle (a GPU application's host leaves most), and yields to the application's own threads where they keep
 // every core busy (a CPU device's work), until a launch or the exit waits for it. DOP_PLATFORM_ID refuses another
 // platform's model; without it, one trained for other devices is warned about.
+// Where no thread can be started, the model is read by the first launch that needs it.
 void read_model(DopState& s, const std::string& path) {
   g_model_reader_pid = getpid();
-  s.predictor = std::async(std::launch::async, [path, sel = s.sel] {
-                  Inside guard;  // dop's own thread (it makes no OpenCL call)
+  auto read = [path, sel = s.sel](bool own_thread) {
+    Inside guard;  // dop's own work (it makes no OpenCL call)
 #ifdef __linux__
-                  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);  // at worst, not lowered
+    if (own_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);  // at worst, not lowered
 #endif
-                  try {
-                    return std::shared_ptr<const pred::Predictor>(load_model_for_platform(path, "", sel));
-                  } catch (const std::exception& e) {
-                    std::fprintf(stderr,
-                                 "dop: error: DOP_MODEL: %s; DOP_CONFIG=auto runs every launch on the "
-                                 "application's device\n",
-                                 e.what());
-                    throw;
-                  }
-                }).share();
+    try {
+      return std::shared_ptr<const pred::Predictor>(load_model_for_platform(path, "", sel));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dop: error: DOP_MODEL: %s; DOP_CONFIG=auto runs every launch on the application's device\n",
+                   e.what());
+      throw;
+    }
+  };
+  try {
+    s.predictor = std::async(std::launch::async, read, true).share();
+  } catch (const std::system_error&) {
+    s.predictor = std::async(std::launch::deferred, read, false).share();
+  }
   std::atexit(finish_model_reading);
 }
 }  // namespace
@@ -138,9 +145,6 @@ void initialise(DopState& s) {
     if (cfg && *cfg && std::strcmp(cfg, "auto") == 0) {
       const char* model = std::getenv("DOP_MODEL");
       if (!model || !*model) throw std::runtime_error("DOP_CONFIG=auto needs DOP_MODEL=MODEL.json (dop train)");
-      // Read on its own thread: the application's start goes on meanwhile (the model is asked only once a launch
-      // class's exploration budget is spent, DOP_AUTO_EXPLORE_MS). DOP_PLATFORM_ID refuses another platform's model;
-      // without it, one trained for other devices is warned about.
       s.model_path = model;  // read from when it may be needed soon (start_model_reading)
       s.auto_config = true;
     } else if (cfg && *cfg) {
