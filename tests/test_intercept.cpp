@@ -871,6 +871,36 @@ TEST_CASE("intercept: a model that cannot be used is named once and the applicat
   CHECK(r.out.find("vecadd: OK") == std::string::npos);
 }
 
+// A model that reads no code features (launch, configuration and derived features only) decides a kernel that has
+// no forms (no bundle, no bundler) instead of falling back.
+TEST_CASE("intercept: a model without code features decides kernels nobody analysed", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_launch_model";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  // gpu_recv_bytes < 1000 ? 0.3 : 0.1: the configurations that send the GPU nothing (the CPU alone) are best.
+  std::ofstream(dir + "/model.json") << R"({"format": "dop-model/1", "type": "dt", "objective": "reg:squarederror",
+    "output": "normalised_performance", "platform": {"id": "pocl-test", "cpu_units": 2, "gpu_units": 1},
+    "grid": {"cpu_levels": [0, 0.25, 0.5, 0.75, 1], "gpu_levels": [0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]},
+    "features": [{"name": "gpu_recv_bytes", "source": "derived",
+                  "definition": "gpu_util > 0 && !data_on_gpu ? in_bytes : 0"}],
+    "trees": {"base_score": 0, "count": 1, "list": [{"feature": [0, -1, -1], "threshold": [1000, 0, 0],
+              "left": [1, -1, -1], "right": [2, -1, -1], "default_left": [0, 0, 0], "value": [0, 0.3, 0.1]}]}})";
+  const auto r = run_command("env -u DOP_BUNDLES -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/cache' DOP_MODEL='" + dir +
+                             "/model.json' DOP_AUTO_EXPLORE_MS=0 LD_PRELOAD='" + preload() +
+                             "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 3");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  CHECK(r.out.find("no bundle of kernel 'vecadd'") != std::string::npos);  // it has no forms
+  const auto lines = log_lines(r.out, "vecadd");
+  REQUIRE(lines.size() == 3);
+  for (const auto& l : lines) {
+    INFO(l);
+    CHECK(l.find("fallback") == std::string::npos);
+    CHECK(std::stod(field(l, "decide_us")) > 0);  // the model asked at the class's first launch
+    CHECK(field(l, "config").substr(field(l, "config").find(',')) == ",0");  // the CPU alone, as the model says
+  }
+}
+
 // Where a launch's data is goes to the model (LaunchShape::data_on_gpu) and is part of its launch class: on the GPU
 // while the application's queue is on dop's GPU and its buffers there are current; in host memory when the
 // application runs on dop's CPU, and once a dop launch has left its results in dop's copies.

@@ -138,10 +138,10 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
         spec.args[i].type = declared_type(forms.arg_types[i], spec.args[i].type);
   auto fresh = std::make_shared<DopState::Entry>();
   fresh->options.memory = s.memory;
-  if (s.auto_config && !forms.code) {
-    fresh->no_model = "DOP_CONFIG=auto: " + forms.no_code;
-  } else if (s.auto_config && !predictor) {
+  if (s.auto_config && !predictor) {
     fresh->no_model = "DOP_CONFIG=auto: DOP_MODEL: " + model_error;
+  } else if (s.auto_config && !forms.code && !predictor->model().code_keys().empty()) {
+    fresh->no_model = "DOP_CONFIG=auto: " + forms.no_code;  // a model that reads no code features needs none
   } else if (s.auto_config) {
     AutoModel m;
     m.predictor = std::move(predictor);

@@ -206,7 +206,10 @@ void apply_forms(const KernelForms& forms, ExecutorOptions& o) {
   o.malleable_source = forms.malleable_source;
   o.malleable_note = forms.malleable_note;
   o.footprint = forms.footprint;
-  if (o.model) o.model->code = forms.code_features();
+  // The kernel's code features, where the model reads any (one of launch, configuration and platform features alone
+  // decides a kernel nobody analysed).
+  if (o.model && (forms.code || !o.model->predictor || !o.model->predictor->model().code_keys().empty()))
+    o.model->code = forms.code_features();
 }
 
 }  // namespace dop
