@@ -124,7 +124,12 @@ case "$mode" in
     install_packages
     configure_and_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOP_SANITIZE=ON -DDOP_WERROR=ON \
       -DDOP_BUILD_BENCHMARKS=OFF
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+    # intercept_tls_get_addr=0: GCC 12's LeakSanitizer crashed at exit ("Tracer caught signal 11", scanning a bogus
+    # dynamic-TLS block it had recorded through __tls_get_addr) in the C test applications (tests/apps/cl_app,
+    # benchmarks/apps) after they built a program on PoCL, the interposer absent as well (seen 2026-11-27; the same
+    # application built from earlier sources crashed too). Static TLS (thread_local in dop and the libraries it links)
+    # is still scanned; use_tls=0 instead reported thread_local scratch (the predictor's, libgomp's) as leaks.
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0 \
       LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_tests build-asan
     ;;
