@@ -251,11 +251,10 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
 // when the class asks it (a 0.6 MB gbt takes 30-60 ms to read).
 constexpr double kModelReadingShare = 0.25;
 
-// Whether the class's launches on the application's device may have taken the exploration budget (explore_ms) by
-// its next launch, at `now`: their time so far is at most the wall time since the class's first launch (none before
-// it), and once a launch was timed, their number times its time (a timed launch waits for the queue to drain: a
-// stream of tiny launches takes far less each than the wall time says); `share` < 1: that share of the budget.
-// Called with s.m held.
+// Whether the class's launches on the application's device may have taken `share` of the exploration budget
+// (explore_ms) by its next launch, at `now`: their time so far is at most the wall time since the class's first
+// launch (none before it), and once a launch was timed, their number times its time (a timed launch waits for the
+// queue to drain: a stream of tiny launches takes far less each than the wall time says). Called with s.m held.
 bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Clock::time_point now, double share = 1) {
   const double wall = m.launches == 0 ? 0 : ms_between(m.first, now);
   const double so_far = m.native_n == 0 ? wall : std::min(double(m.launches) * m.native_ms, wall);
@@ -328,8 +327,11 @@ bool model_deferred(const DopState& s, cl_device_id dev) {
 }
 
 // A launch of a class whose model is not asked yet (model_deferred, its budget not spent): on the application's
-// device (`own`), untimed, counted for the budget at `now`. Called with s.m held.
-void run_before_model(const DopState::ClassMemo& c, const Config& own, Clock::time_point now, Decision& d) {
+// device (`own`), untimed, counted for the budget at `now`. Past a quarter of the budget the model is read meanwhile,
+// so that it is ready when the class asks it. Called with s.m held.
+void run_before_model(DopState& s, const DopState::ClassMemo& c, const Config& own, Clock::time_point now,
+                      Decision& d) {
+  if (exploration_budget_spent(s, *c.measured, now, kModelReadingShare)) start_model_reading(s);
   count_launch(*c.measured, now);
   d.config = own;
   d.native = true;
@@ -511,9 +513,7 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
         d.known_class = c != memo.classes.end();
         if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, d.key, {}, 0, &m, true}).first;
         memo.last = &*c;
-        // A quarter of the budget spent: the model is read meanwhile (30-60 ms), ready when the class asks it.
-        if (exploration_budget_spent(s, m, now, kModelReadingShare)) start_model_reading(s);
-        run_before_model(c->second, *own_device_config(s, dev), now, d);
+        run_before_model(s, c->second, *own_device_config(s, dev), now, d);
         return {};
       }
       if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
@@ -596,9 +596,8 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
       const auto now = budget_now();
       if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return false;
-      if (exploration_budget_spent(s, *c.measured, now, kModelReadingShare)) start_model_reading(s);  // as decide()
       d.automatic = true;
-      run_before_model(c, *own_device_config(s, dev), now, d);
+      run_before_model(s, c, *own_device_config(s, dev), now, d);
     } else {
       d.automatic = s.auto_config;
       take_class(s, c, dev, d);

@@ -85,9 +85,7 @@ void touch_own_pages() {
       },
       nullptr);
 }
-}  // namespace
 
-namespace {
 pid_t g_model_reader_pid = 0;  // the process whose thread reads the model (a fork()ed child has no such thread)
 
 // Whether waiting for the model's reading can end: in the process that started it, or once it has ended.
