@@ -343,3 +343,31 @@ TEST_CASE("dop sweep --configs N measures N configurations per workload, the cor
   }
   CHECK(per_workload["saxpy"] != per_workload["saxpy_b"]);  // spread differently per workload name
 }
+
+TEST_CASE("dop sweep --match sweeps the workloads of a set whose names match, and refuses a pattern that fits none") {
+  const std::string out = tmp("matched.csv");
+  std::remove(out.c_str());
+  // Two of the span set's 320: rung 1 of tri at γ 0, both work-group sizes; 3 configurations each.
+  auto r = run_command(dop_binary() + " sweep --set span --match '^tri_c0_s1_' --scale 0.001 --configs 3 " +
+                       "--repeat 1 --warmup 0 --platform-id test --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("6 rows written, 0 already present, 0 invalid"));
+  const Rows rows = read_rows(out);
+  std::set<std::string> names;
+  for (const auto& k : rows.keys) names.insert(k.substr(0, k.find('|')));
+  CHECK(names == std::set<std::string>{"tri_c0_s1_wg256", "tri_c0_s1_wg64"});
+  std::ifstream f(out);
+  std::string line;
+  std::getline(f, line);
+  const auto header = dop::csv_split(line);
+  const size_t is = size_t(std::find(header.begin(), header.end(), "set") - header.begin());
+  while (std::getline(f, line)) CHECK(dop::csv_split(line)[is] == "span");  // the set's own label, not "spec"
+
+  r = run_command(dop_binary() + " sweep --set span --match '^nothing_' --out " + tmp("matched_none.csv"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("--match '^nothing_': none of the 320 workloads' names matches"));
+  r = run_command(dop_binary() + " sweep --set span --match '(' --out " + tmp("matched_bad.csv"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("--match '(': not a regular expression"));
+}

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -38,6 +39,7 @@ struct SweepFlags {
   int warmup = 1;
   bool no_validate = false;
   size_t sample = 0;
+  std::string match;
   bool no_isolate = false;
   double timeout = 600;
   int worker_fd = -1;
@@ -124,6 +126,23 @@ void set_per_kernel(const SweepFlags& f, SweepOptions& o) {
   };
 }
 
+// --match: the workloads whose names the regular expression (ECMAScript) finds a match in, in their order.
+std::vector<Workload> matching(std::vector<Workload> ws, const std::string& pattern) {
+  std::regex re;
+  try {
+    re = std::regex(pattern, std::regex::ECMAScript | std::regex::nosubs);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--match '" + pattern + "': not a regular expression (" + e.what() + ")");
+  }
+  const size_t before = ws.size();
+  ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Workload& w) { return !std::regex_search(w.spec.name, re); }),
+           ws.end());
+  if (ws.empty())
+    throw std::invalid_argument("--match '" + pattern + "': none of the " + std::to_string(before) +
+                                " workloads' names matches");
+  return ws;
+}
+
 void run_sweep_cmd(const SweepFlags& f) {
   if (f.out.empty()) throw UsageError("dop sweep needs --out DATA.csv");
   if (std::filesystem::is_directory(f.out))
@@ -146,6 +165,7 @@ void run_sweep_cmd(const SweepFlags& f) {
     }
     ws = shard(std::move(ws), i, n);
   }
+  if (!f.match.empty()) ws = matching(std::move(ws), f.match);
   if (f.sample > 0 && f.sample < ws.size()) {  // evenly spread, deterministic
     std::sort(ws.begin(), ws.end(), [](const Workload& a, const Workload& b) { return a.spec.name < b.spec.name; });
     std::vector<Workload> s;
@@ -215,6 +235,9 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--out", f->out, "Dataset CSV; an existing one is resumed");
   cmd->add_option("--shard", f->shard, "Run shard I of N (I/N)");
   cmd->add_option("--sample", f->sample, "Only N workloads, spread evenly over the set");
+  cmd->add_option("--match", f->match,
+                  "Only the workloads whose names match this regular expression (ECMAScript, searched: "
+                  "'^(tri|mvr)_c0_s[45]_'); before --sample");
   cmd->add_option("--platform", f->platform, "Platform record from dop characterize (id and grid)");
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");

@@ -110,14 +110,19 @@ for exp in "$@"; do
       done
       ;;
     span)  # issue 16's training sweep: the span set (SPAN_SAMPLE workloads spread over it, SPAN_CONFIGS configurations
-      # each, the three corners always) in each memory situation of SPAN_MEMORY, one resumable file each (as realset)
+      # each, the three corners always) in each memory situation of SPAN_MEMORY, one resumable file each (as realset);
+      # SPAN_MATCH=REGEX sweeps only the workloads whose names match (before the sample; SPAN_SAMPLE=0: all of them),
+      # into span-MEMORY$SPAN_TAG.csv
       bundles=()
       [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
+      match=()
+      [ -n "${SPAN_MATCH:-}" ] && match=(--match "$SPAN_MATCH")
       for mem in ${SPAN_MEMORY:-copy resident}; do
-        f=span-$mem.csv
+        f=span-$mem${SPAN_TAG:-}.csv
         resume "$f" --set span --memory "$mem"
         t1=$(date +%s)
-        timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span --sample "${SPAN_SAMPLE:-160}" --configs "${SPAN_CONFIGS:-12}" \
+        timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span "${match[@]}" --sample "${SPAN_SAMPLE:-160}" \
+          --configs "${SPAN_CONFIGS:-12}" \
           --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" --platform-id h100-xeon16 \
           "${bundles[@]}" --out "$OUT/$f" 2>&1 | tail -2
         echo "$f: $(($(date +%s) - t1)) s, $(($(wc -l <"$OUT/$f") - 1)) rows"
