@@ -396,6 +396,33 @@ TEST_CASE("dop train --test-set: trained without the test set, its table beside 
                         Catch::Contains("trained on 18 workloads of other sets"));
 }
 
+TEST_CASE("dop train --seeds N: each evaluation repeated with N seeds, the first seed's table and the spread",
+          "[cli][models]") {
+  auto r = run_command(dop_binary() + " train " + kData + " --model gbt --param rounds=20 --cv 3 --no-loko --seeds 3 " +
+                       "--threads 1 --json");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto j = parse(r.out);
+  const auto& sp = j["cv"]["seed_spread"];
+  CHECK(sp["seeds"] == 3);
+  CHECK(sp["first_seed"] == 1);
+  REQUIRE(sp["perf_mean"]["values"].size() == 3);
+  // The table is the first seed's: the same as a run with --seeds 1.
+  CHECK(sp["perf_mean"]["values"][0].get<double>() == j["cv"]["strategies"][0]["perf"]["mean"].get<double>());
+  CHECK(sp["perf_mean"]["min"].get<double>() <= sp["perf_mean"]["mean"].get<double>());
+  CHECK(sp["perf_mean"]["mean"].get<double>() <= sp["perf_mean"]["max"].get<double>());
+  const auto one = parse(run_command(dop_binary() + " train " + kData + " --model gbt --param rounds=20 --cv 3 " +
+                                     "--no-loko --threads 1 --json")
+                             .out);
+  CHECK(one["cv"]["strategies"][0]["perf"]["mean"] == j["cv"]["strategies"][0]["perf"]["mean"]);
+  CHECK_FALSE(one["cv"].contains("seed_spread"));
+  r = run_command(dop_binary() + " train " + kData + " --model dt --cv 3 --no-loko --seeds 2 --seed 7");
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("over 2 seeds (7..8), the model's mean [least .. greatest]:"));
+  r = run_command(dop_binary() + " train " + kData + " --model dt --cv 3 --seeds 0");
+  CHECK(r.rc != 0);
+}
+
 TEST_CASE("dop run --auto tells the model where the data is: resident data moves the decision", "[cli][models]") {
   // gpu_recv_bytes < 1000 ? (gpu_util < 0.9 ? 0.3 : 0.9) : 0.1: the GPU only when it receives nothing.
   const json model = {

@@ -846,6 +846,51 @@ TEST_CASE("Dopia's protocol: trained on the other sets, every workload of the te
   CHECK_THAT(none.note, Catch::Contains("no complete workload of set 'nope'"));
 }
 
+TEST_CASE("an evaluation over several seeds: each seed's run as alone, and the spread of the model's metrics",
+          "[trainer]") {
+  const auto d = train::load_dataset(write_text("seeds.csv", two_situations(16, 7)));
+  train::TrainOptions o;
+  o.type = "gbt";
+  o.params["rounds"] = "20";
+  o.params["subsample"] = "0.5";  // the seed matters
+  o.seed = 5;
+  const auto run = [&](const train::TrainOptions& x) { return train::cross_validate(d, x, 4); };
+  const train::SeedSpread s = train::over_seeds(run, o, 3);
+  REQUIRE(s.evaluations.size() == 3);
+  CHECK(s.first_seed == 5);
+  std::vector<double> perf;
+  for (size_t k = 0; k < 3; ++k) {
+    train::TrainOptions alone = o;
+    alone.seed = 5 + k;
+    const auto e = run(alone);  // the same folds and trees as the spread's k-th run
+    REQUIRE(e.outcomes.size() == s.evaluations[k].outcomes.size());
+    for (size_t i = 0; i < e.outcomes.size(); ++i) {
+      CHECK(e.outcomes[i].workload == s.evaluations[k].outcomes[i].workload);
+      CHECK(e.outcomes[i].predicted == s.evaluations[k].outcomes[i].predicted);
+    }
+    perf.push_back(e.strategies[0].perf_mean);
+  }
+  CHECK(s.perf_mean.min == *std::min_element(perf.begin(), perf.end()));
+  CHECK(s.perf_mean.max == *std::max_element(perf.begin(), perf.end()));
+  CHECK(s.perf_mean.mean == Approx((perf[0] + perf[1] + perf[2]) / 3));
+  CHECK(s.perf_min.min <= s.perf_min.mean);
+  CHECK(s.perf_min.mean <= s.perf_min.max);
+  // Another seed deals the workloads into other folds.
+  std::set<std::vector<int>> fold_maps;
+  for (const auto& e : s.evaluations) {
+    std::vector<int> folds(d.workloads.size(), -1);
+    for (const auto& x : e.outcomes) folds[x.workload] = x.fold;
+    fold_maps.insert(folds);
+  }
+  CHECK(fold_maps.size() > 1);
+  const auto j = nlohmann::json::parse(train::seed_spread_json(s));
+  CHECK(j["seeds"] == 3);
+  CHECK(j["perf_mean"]["values"].size() == 3);
+  CHECK(j["perf_mean"]["values"][1].get<double>() == perf[1]);
+  CHECK_THAT(train::format_seed_spread(s), Catch::Contains("over 3 seeds (5..7)"));
+  CHECK_THROWS_AS(train::over_seeds(run, o, 0), std::invalid_argument);
+}
+
 TEST_CASE("set weights pull the trees toward the weighted set's rows", "[trainer]") {
   // Two workloads with the same kernel and launch: the paper one is fastest on the CPU alone, the real one on the
   // GPU alone. One regression tree's leaves are the rows' weighted means, so the heavier set decides.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -158,7 +159,7 @@ void run_predict(const PredictFlags& f) {
 struct TrainFlags {
   std::string data, type = "gbt", out, header, ns, platform, platform_id, features, test_set;
   std::vector<std::string> params, set_weights;
-  size_t cv = 64, sample_configs = 0;
+  size_t cv = 64, sample_configs = 0, seeds = 1;
   bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false, score_partial = false;
   int gpu_units = 0, threads = 0;
   uint64_t seed = 1;
@@ -246,21 +247,20 @@ void run_train(const TrainFlags& f) {
   out["dataset"] = dataset_json(d);
   out["params"] = train::effective_params(o);
   if (!f.json) print_dataset(d);
-  if (f.cv > 0) {
-    const auto e = train::cross_validate(d, o, f.cv);
-    out["cv"] = json::parse(train::evaluation_json(e, &d));
-    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
-  }
-  if (!f.no_loko) {
-    const auto e = train::leave_one_kernel_out(d, o);
-    out["loko"] = json::parse(train::evaluation_json(e, &d));
-    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
-  }
-  if (!f.test_set.empty()) {
-    const auto e = train::evaluate_test_set(d, o, f.test_set);
-    out["test_set"] = json::parse(train::evaluation_json(e, &d));
-    if (!f.json) std::printf("\n%s", train::format_evaluation(e).c_str());
-  }
+  // Each evaluation over --seeds seeds: the first seed's table (and JSON), then the spread of the model's metrics.
+  const auto evaluate = [&](const char* key, const std::function<train::Evaluation(const train::TrainOptions&)>& run) {
+    const train::SeedSpread s = train::over_seeds(run, o, f.seeds);
+    const train::Evaluation& e = s.evaluations[0];
+    out[key] = json::parse(train::evaluation_json(e, &d));
+    if (f.seeds > 1) out[key]["seed_spread"] = json::parse(train::seed_spread_json(s));
+    if (!f.json)
+      std::printf("\n%s%s", train::format_evaluation(e).c_str(),
+                  f.seeds > 1 ? train::format_seed_spread(s).c_str() : "");
+  };
+  if (f.cv > 0) evaluate("cv", [&](const train::TrainOptions& x) { return train::cross_validate(d, x, f.cv); });
+  if (!f.no_loko) evaluate("loko", [&](const train::TrainOptions& x) { return train::leave_one_kernel_out(d, x); });
+  if (!f.test_set.empty())
+    evaluate("test_set", [&](const train::TrainOptions& x) { return train::evaluate_test_set(d, x, f.test_set); });
   if (!f.out.empty() || !f.header.empty()) {
     const pred::Model m = train::train(d, train::all_workloads(d), o);
     const json t = json::parse(m.training);
@@ -351,6 +351,10 @@ void add_models(CLI::App& app) {
     cmd->add_flag("--estimate", f->estimate,
                   "With the analytic estimate features (est_rel, est_best_ms) from --platform's figures");
     cmd->add_option("--seed", f->seed, "Seed of folds and sampling (default 1)");
+    cmd->add_option("--seeds", f->seeds,
+                    "Repeat each evaluation with N seeds (--seed, --seed + 1, ...) and print the spread of the "
+                    "model's metrics (default 1)")
+        ->check(CLI::Range(size_t(1), size_t(1000)));
     cmd->add_option("--threads", f->threads, "XGBoost threads (default 0: 1 below 50,000 rows, else all cores)");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "commands.hpp"
 #include "dop/dataset.hpp"

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -201,6 +202,27 @@ Evaluation evaluate_test_set(const Dataset& data, const TrainOptions& options, c
 /// match the model (platform, grid, code features), otherwise pred::ModelError says what differs. `best_constant`
 /// is the model's (from its training data) when it recorded one, else the dataset's own.
 Evaluation evaluate_model(const pred::Model& model, const Dataset& data);
+
+/// One evaluation repeated with several training seeds (TrainOptions::seed, seed + 1, ...: XGBoost's row and column
+/// sampling, the random forest's bootstrap, and cross-validation's fold assignment). Boosted trees trained on a few
+/// thousand rows move by points with the seed alone (docs/models.md), more than many modelling choices do, so a
+/// comparison between choices needs the spread. The model's metrics per seed and their mean, least and greatest.
+struct SeedSpread {
+  struct Stat {
+    double mean = 0, min = 0, max = 0;
+  };
+  uint64_t first_seed = 0;
+  std::vector<Evaluation> evaluations;  ///< one per seed, in seed order; [0] is the first seed's
+  Stat perf_mean, perf_geomean, perf_min, correct_share;
+};
+/// Runs `evaluate` once per seed (`seeds` >= 1) with options.seed, options.seed + 1, ... Throws std::invalid_argument
+/// for 0 seeds.
+SeedSpread over_seeds(const std::function<Evaluation(const TrainOptions&)>& evaluate, TrainOptions options,
+                      size_t seeds);
+/// One line per metric: "over 8 seeds (1..8), model perf mean 87.4% [85.6% .. 88.1%], ...".
+std::string format_seed_spread(const SeedSpread& s);
+/// The spread as a JSON object text: {"seeds": N, "first_seed": S, "perf_mean": {"mean", "min", "max", "values"}, ...}.
+std::string seed_spread_json(const SeedSpread& s);
 
 /// Human-readable table (one line per strategy; per-kernel rows for leave-one-kernel-out).
 std::string format_evaluation(const Evaluation& e);
