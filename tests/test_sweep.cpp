@@ -371,3 +371,14 @@ TEST_CASE("dop sweep --match sweeps the workloads of a set whose names match, an
   CHECK(r.rc != 0);
   CHECK_THAT(r.out, Catch::Contains("--match '(': not a regular expression"));
 }
+
+TEST_CASE("a sweep without malleable forms names the GPU levels it would not measure") {
+  dop::Grid grid;  // Dopia's: 0, 1/8, ..., 1
+  const std::string why = dop::unthrottled_levels_problem(grid, true, false);
+  CHECK_THAT(why, Catch::Contains("levels 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875 would run the whole GPU") &&
+                      Catch::Contains("--bundles DIR"));
+  CHECK(dop::unthrottled_levels_problem(grid, true, true).empty());    // bundles or an analysis build
+  CHECK(dop::unthrottled_levels_problem(grid, false, false).empty());  // no GPU: nothing to throttle
+  grid.gpu_levels = {0, 1};
+  CHECK(dop::unthrottled_levels_problem(grid, true, false).empty());  // only whole-GPU levels
+}

@@ -41,6 +41,7 @@ struct SweepFlags {
   size_t sample = 0;
   std::string match;
   bool no_isolate = false;
+  bool unthrottled = false;
   double timeout = 600;
   int worker_fd = -1;
   std::vector<std::string> worker_failed;
@@ -196,6 +197,14 @@ void run_sweep_cmd(const SweepFlags& f) {
   }
   if (o.platform_id.empty()) o.platform_id = devices_platform_id(sel);
   if (!f.features.empty()) o.features = read_code_feature_table(f.features);
+  if (!f.unthrottled) {
+    const std::string why =
+        unthrottled_levels_problem(o.grid, bool(sel.gpu), !f.bundles.empty() || analysis_forms_provider() != nullptr);
+    if (!why.empty())
+      throw UsageError("dop sweep: " + why +
+                       ". Give --bundles DIR (benchmarks/device/make_bundles.sh makes them on a machine with the "
+                       "analysis), or --unthrottled to sweep so anyway");
+  }
   set_per_kernel(f, o);
   Progress progress;
   WorkerChannel channel(f.worker_fd);
@@ -252,6 +261,9 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", f->warmup, "Untimed runs per configuration (default 1)")->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-validate", f->no_validate, "Do not check outputs against the references");
+  cmd->add_flag("--unthrottled", f->unthrottled,
+                "Sweep even where no malleable GPU forms are available (a runtime-only build without --bundles): GPU "
+                "levels below 8/8 then run the whole GPU, and the rows say so (gpu_throttled = 0)");
   cmd->add_option("--timeout", f->timeout,
                   "A workload whose configuration (or setup) takes longer is stopped and recorded invalid (seconds; "
                   "default 600, 0: none)")

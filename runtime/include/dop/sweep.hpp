@@ -61,6 +61,12 @@ struct SweepSummary {
 SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selection& devices, const SweepOptions& opts,
                        const SweepProgress& progress = {});
 
+/// Why a sweep would not measure the configurations its rows name: with a GPU and no source of malleable forms (no
+/// bundles, no analysis build: SweepOptions::per_kernel unset), the grid's GPU levels strictly between 0 and 1 would
+/// run the whole GPU (gpu_throttled = 0) and copy mode would send whole buffers, not footprint slices. "" when the
+/// rows would measure their configurations (no GPU, no such level, or `has_forms`).
+std::string unthrottled_levels_problem(const Grid& grid, bool has_gpu, bool has_forms);
+
 /// Shard I of N: the workloads whose index in name order is I mod N.
 std::vector<Workload> shard(std::vector<Workload> workloads, size_t index, size_t count);
 
