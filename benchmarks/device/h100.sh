@@ -3,6 +3,8 @@
 # machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
 # Experiments: characterize, split, malleable, svm, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# The sweeps (trial, realset, span) need the kernel bundles in .device/bundles (benchmarks/device/make_bundles.sh, run
+# here first): without them dop sweep refuses the grid's GPU levels below 8/8, which would run the whole GPU.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
