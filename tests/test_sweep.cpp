@@ -200,6 +200,20 @@ TEST_CASE("dop report summarises a dataset and draws the heat map") {
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("132 valid rows") && Catch::Contains("3 workloads (3 with the full grid)"));
   CHECK_THAT(r.out, Catch::Contains("baselines (mean normalised performance): CPU only"));
+  // Where each best configuration ran, by the engine's work-groups per device: the three workloads are counted once.
+  const auto at = r.out.find("  both devices ");
+  REQUIRE(at != std::string::npos);
+  size_t both = 0, cpu = 0, gpu = 0, of = 0;
+  REQUIRE(std::sscanf(r.out.c_str() + at, "  both devices %zu, the CPU alone %zu, the GPU alone %zu (of %zu workloads)",
+                      &both, &cpu, &gpu, &of) == 4);
+  CHECK(of == 3);
+  CHECK(both + cpu + gpu == 3);
+  CHECK_THAT(r.out, !Catch::Contains("ran the whole GPU"));  // the analysis build made the malleable forms
+  // A dataset whose GPU levels below 1 ran unthrottled says so once, naming the first such row.
+  const auto old =
+      run_command(dop_binary() + " report " + std::string(DOP_SOURCE_DIR) + "/tests/data/models/pocl_real_small.csv");
+  CHECK(old.rc == 0);
+  CHECK_THAT(old.out, Catch::Contains("pocl_real_small.csv:2: 1050 rows at GPU levels below 1 ran the whole GPU"));
   const std::string s = dop::test::read_file(svg);
   CHECK(s.rfind("<svg", 0) == 0);
   size_t rects = 0;

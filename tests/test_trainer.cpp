@@ -177,6 +177,11 @@ TEST_CASE("the PoCL sweep dataset loads", "[trainer]") {
   CHECK(d.gpu_levels.size() == 9);
   CHECK(d.rows == 1320);
   CHECK(d.invalid_rows == 0);
+  // Swept before the malleable forms: every row of a GPU level strictly between 0 and 1 ran the whole GPU, which the
+  // loader says once (the rows are used as measured).
+  REQUIRE(d.problems.size() == 1);
+  CHECK_THAT(d.problems[0],
+             Catch::Contains("pocl_real_small.csv:2: 1050 rows at GPU levels below 1 ran the whole GPU"));
   CHECK(d.cpu_units >= 1);
   // Code features from `dop features --csv` (Dopia Table 1 first), the expression column among them.
   REQUIRE(d.code_keys.size() >= 6);

@@ -26,6 +26,7 @@ struct ReportFlags {
 struct Row {
   std::string workload, set;
   double cpu = 0, gpu = 0, median = 0, min = 0, max = 0;
+  int64_t cpu_work_groups = -1, gpu_work_groups = -1;  // as the engine distributed them (-1: not in the dataset)
 };
 
 // The valid rows of a dataset (plain or gzip-compressed; a torn last line dropped), of one set when `only_set` is
@@ -38,11 +39,14 @@ std::vector<Row> load(const std::string& path, const std::string& only_set, size
   std::vector<Row> rows;
   DuplicateRowCheck duplicates;
   invalid = 0;
+  size_t unthrottled = 0;
+  std::string first_unthrottled;
   for (const auto& row : d.csv.rows) {
     const DatasetRowReader r(d.csv, row);
     const DatasetMeasurement m = read_measurement(r, c);
     duplicates.add(r, c, m);
     if (!only_set.empty() && r.str(c.set) != only_set) continue;
+    if (m.valid && m.gpu_unthrottled && !unthrottled++) first_unthrottled = r.where();
     if (!m.valid) {
       ++invalid;
       if (r.str(c.valid) == "1")  // the sweep's own invalid rows (valid = 0) are counted in the summary
@@ -51,8 +55,15 @@ std::vector<Row> load(const std::string& path, const std::string& only_set, size
     }
     // A workload with its data on the GPU is another decision than with its data on the host (docs/dataset.md).
     const std::string name = r.str(c.workload) + (read_data(r, c).on_gpu ? " [data on gpu]" : "");
-    rows.push_back({name, r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max});
+    rows.push_back({name, r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max,
+                    m.cpu_work_groups, m.gpu_work_groups});
   }
+  if (unthrottled)
+    std::fprintf(stderr,
+                 "dop: warning: %s: %zu rows at GPU levels below 1 ran the whole GPU (gpu_throttled = 0, the first "
+                 "here): the sweep had no malleable form of their kernels, so they measure the whole GPU, not their "
+                 "level\n",
+                 first_unthrottled.c_str(), unthrottled);
   return rows;
 }
 
@@ -66,6 +77,40 @@ std::string color(double v) {  // 0 -> dark blue, 1 -> yellow (viridis-like ramp
                 int(stops[i][1] + t * (stops[i + 1][1] - stops[i][1])),
                 int(stops[i][2] + t * (stops[i + 1][2] - stops[i][2])));
   return b;
+}
+
+// Where each workload's best configuration ran, by the work-groups the engine gave each device: a configuration of
+// both devices whose run left one idle ran on the other alone. Where both ran, how much longer the best run on one
+// device took: what co-execution gained.
+void print_where_best_ran(const std::map<std::string, std::vector<const Row*>>& by_w) {
+  size_t both = 0, cpu = 0, gpu = 0;
+  std::vector<double> gains;  // best one-device time / best time, where both devices ran the best
+  for (const auto& [w, rs] : by_w) {
+    const Row* best =
+        *std::min_element(rs.begin(), rs.end(), [](const Row* a, const Row* b) { return a->median < b->median; });
+    if (best->cpu_work_groups < 0 || best->gpu_work_groups < 0) continue;  // a dataset without the counts
+    if (best->cpu_work_groups == 0) {
+      ++gpu;
+    } else if (best->gpu_work_groups == 0) {
+      ++cpu;
+    } else {
+      ++both;
+      double one = INFINITY;
+      for (const Row* r : rs)
+        if (r->cpu_work_groups == 0 || r->gpu_work_groups == 0) one = std::min(one, r->median);
+      if (std::isfinite(one)) gains.push_back(one / best->median);
+    }
+  }
+  if (both + cpu + gpu == 0) return;
+  std::printf(
+      "\nwhere the best configuration ran (work-groups per device; a device left idle does not count):\n"
+      "  both devices %zu, the CPU alone %zu, the GPU alone %zu (of %zu workloads)\n",
+      both, cpu, gpu, by_w.size());
+  if (!gains.empty())
+    std::printf(
+        "  where both ran: the best run on one device took %.3fx its time at the median (least %.3fx, "
+        "greatest %.3fx)\n",
+        median(gains), *std::min_element(gains.begin(), gains.end()), *std::max_element(gains.begin(), gains.end()));
 }
 
 void run_report(const ReportFlags& f) {
@@ -138,6 +183,7 @@ void run_report(const ReportFlags& f) {
   for (const auto& [cfg, n] : wins) ws.push_back({n, cfg});
   std::sort(ws.rbegin(), ws.rend());
   for (const auto& [n, cfg] : ws) std::printf("  cpu %-5.3g gpu %-5.3g %4d\n", cfg.first, cfg.second, n);
+  print_where_best_ran(by_w);
 
   if (!f.svg.empty()) {
     const int cell = 56, left = 70, top = 40;

@@ -50,6 +50,17 @@ DatasetMeasurement read_measurement(const DatasetRowReader& r, const DatasetColu
   m.time_ms_median = r.num(c.time_ms_median, true);
   m.time_ms_min = r.num(c.time_ms_min, true);
   m.time_ms_max = r.num(c.time_ms_max, true);
+  m.gpu_unthrottled = c.gpu_throttled != kNoColumn && m.gpu_util > 0 && m.gpu_util < 1 && r.str(c.gpu_throttled) == "0";
+  const auto count = [&](size_t col) -> int64_t {
+    if (col == kNoColumn || r.str(col).empty()) return -1;
+    const double n = r.num(col);
+    if (!(n >= 0) || n != std::floor(n) || n > 9.0e15) r.fail(col, "'" + r.str(col) + "' is not a work-group count");
+    return int64_t(n);
+  };
+  if (v == "1") {  // a failed run's row may have no counts
+    m.cpu_work_groups = count(c.cpu_work_groups);
+    m.gpu_work_groups = count(c.gpu_work_groups);
+  }
   m.valid = v == "1";
   if (!m.valid) {
     m.why = "valid = 0" + (r.str(c.error).empty() ? std::string() : ": " + r.str(c.error));

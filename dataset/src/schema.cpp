@@ -141,6 +141,9 @@ DatasetColumns locate_columns(const CsvTable& t) {
   c.time_ms_max = col("time_ms_max");
   c.valid = col("valid");
   c.error = col("error");
+  c.gpu_throttled = optional_col("gpu_throttled");
+  c.cpu_work_groups = optional_col("cpu_work_groups");
+  c.gpu_work_groups = optional_col("gpu_work_groups");
   return c;
 }
 

@@ -112,6 +112,8 @@ struct DatasetColumns {
   size_t args = kNoColumn;  ///< the kernel's integer scalar arguments (dataset_args_text), when present
   size_t cpu_util = 0, gpu_util = 0, cpu_cores = 0;
   size_t time_ms_median = 0, time_ms_min = 0, time_ms_max = 0, valid = 0, error = 0;
+  /// Optional: gpu_throttled; the engine's work-groups per device (cpu_work_groups, gpu_work_groups).
+  size_t gpu_throttled = kNoColumn, cpu_work_groups = kNoColumn, gpu_work_groups = kNoColumn;
   /// dataset_row_key of a row's fields.
   std::string row_key(const std::vector<std::string>& fields) const;
   /// A row's data_on: "host" where the column is missing or empty.
@@ -163,6 +165,11 @@ struct DatasetMeasurement {
   /// time), and the row is not used.
   bool valid = false;
   std::string why;
+  /// A GPU level strictly between 0 and 1 that ran the whole GPU (gpu_throttled = 0: the sweep had no malleable form
+  /// of the kernel): the row measured the whole GPU, not its level.
+  bool gpu_unthrottled = false;
+  /// The work-groups each device ran, as the engine distributed them (-1: the dataset has no such column).
+  int64_t cpu_work_groups = -1, gpu_work_groups = -1;
 };
 /// Reads it. Refuses (DatasetError naming file, line and column) what no sweep writes: a utilisation that is not a
 /// number in [0, 1], configuration (0, 0), valid other than 0 or 1, times that are not numbers.
