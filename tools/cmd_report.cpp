@@ -39,14 +39,13 @@ std::vector<Row> load(const std::string& path, const std::string& only_set, size
   std::vector<Row> rows;
   DuplicateRowCheck duplicates;
   invalid = 0;
-  size_t unthrottled = 0;
-  std::string first_unthrottled;
+  UnthrottledRows unthrottled;
   for (const auto& row : d.csv.rows) {
     const DatasetRowReader r(d.csv, row);
     const DatasetMeasurement m = read_measurement(r, c);
     duplicates.add(r, c, m);
     if (!only_set.empty() && r.str(c.set) != only_set) continue;
-    if (m.valid && m.gpu_unthrottled && !unthrottled++) first_unthrottled = r.where();
+    unthrottled.add(r, m);
     if (!m.valid) {
       ++invalid;
       if (r.str(c.valid) == "1")  // the sweep's own invalid rows (valid = 0) are counted in the summary
@@ -58,12 +57,7 @@ std::vector<Row> load(const std::string& path, const std::string& only_set, size
     rows.push_back({name, r.str(c.set), m.cpu_util, m.gpu_util, m.time_ms_median, m.time_ms_min, m.time_ms_max,
                     m.cpu_work_groups, m.gpu_work_groups});
   }
-  if (unthrottled)
-    std::fprintf(stderr,
-                 "dop: warning: %s: %zu rows at GPU levels below 1 ran the whole GPU (gpu_throttled = 0, the first "
-                 "here): the sweep had no malleable form of their kernels, so they measure the whole GPU, not their "
-                 "level\n",
-                 first_unthrottled.c_str(), unthrottled);
+  if (const std::string w = unthrottled.warning(); !w.empty()) std::fprintf(stderr, "dop: warning: %s\n", w.c_str());
   return rows;
 }
 

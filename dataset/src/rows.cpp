@@ -94,6 +94,17 @@ DatasetData read_data(const DatasetRowReader& r, const DatasetColumns& c) {
   return d;
 }
 
+void UnthrottledRows::add(const DatasetRowReader& r, const DatasetMeasurement& m) {
+  if (m.valid && m.gpu_unthrottled && !count_++) first_ = r.where();
+}
+
+std::string UnthrottledRows::warning() const {
+  if (!count_) return {};
+  return first_ + ": " + std::to_string(count_) +
+         " rows at GPU levels below 1 ran the whole GPU (gpu_throttled = 0, the first here): the sweep had no "
+         "malleable form of their kernels, so they measure the whole GPU, not their level";
+}
+
 void DuplicateRowCheck::add(const DatasetRowReader& r, const DatasetColumns& c, const DatasetMeasurement& m) {
   const std::string key = dataset_row_key(r.str(c.platform_id), r.str(c.workload), c.data_on_of(r.row_fields()),
                                           dataset_number(m.cpu_util), dataset_number(m.gpu_util));

@@ -87,7 +87,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
   std::set<double> cpu_levels, gpu_levels;
   std::set<std::string> other_platforms;
   DuplicateRowCheck duplicates;
-  size_t unthrottled = 0, first_unthrottled = 0;  // rows of a GPU level below 1 that ran the whole GPU
+  UnthrottledRows unthrottled;
 
   for (const CsvRow& csv_row : table.rows) {
     const std::vector<std::string>& fields = csv_row.fields;
@@ -160,7 +160,7 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     }
     const DatasetMeasurement m = read_measurement(r, col);
     duplicates.add(r, col, m);  // a configuration measured twice is refused
-    if (m.valid && m.gpu_unthrottled && !unthrottled++) first_unthrottled = lineno;
+    unthrottled.add(r, m);
     const double cores = r.num(col.cpu_cores);
     if (cores < 0 || cores != std::floor(cores))
       r.fail(col.cpu_cores, "'" + r.str(col.cpu_cores) + "' is not a core count");
@@ -177,10 +177,8 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     gpu_levels.insert(row.gpu);
     raw.push_back(std::move(row));
   }
-  if (unthrottled)  // used as measured (a kernel without a malleable form runs so at launch too), but said
-    d.problems.push_back(path + ":" + std::to_string(first_unthrottled) + ": " + std::to_string(unthrottled) +
-                         " rows at GPU levels below 1 ran the whole GPU (gpu_throttled = 0, the first here): the sweep "
-                         "had no malleable form of their kernels, so they measure the whole GPU, not their level");
+  // Used as measured (a kernel without a malleable form runs so at launch too), but said.
+  if (const std::string w = unthrottled.warning(); !w.empty()) d.problems.push_back(w);
   if (table.torn_line)  // a sweep killed mid-line; dop sweep cuts it when resuming
     d.problems.push_back(path + ":" + std::to_string(table.torn_line) + ": torn last line (" +
                          std::to_string(table.torn_fields) + " fields), ignored");

@@ -196,6 +196,19 @@ class DuplicateRowCheck {
   std::map<std::string, size_t> first_line_;
 };
 
+/// Counts a dataset's valid rows of a GPU level below 1 that ran the whole GPU (DatasetMeasurement::gpu_unthrottled),
+/// which its readers use as measured and name in one warning.
+class UnthrottledRows {
+ public:
+  void add(const DatasetRowReader& row, const DatasetMeasurement& m);
+  /// "" when there were none; else "PATH:LINE: N rows at GPU levels below 1 ran the whole GPU (...)", LINE the first.
+  std::string warning() const;
+
+ private:
+  size_t count_ = 0;
+  std::string first_;
+};
+
 // ---------------------------------------------------------------------------------------------------------------
 // Writing, merging
 // ---------------------------------------------------------------------------------------------------------------
