@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Experiments on the lent H100 host (../shared/platforms/h100-xeon16.md). Run from the repository root on that
-# machine with the folder .device/ carried (Debian's OpenCL debs + header-only includes, see docs/results.md):
+# machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
+# OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
 # Experiments: characterize, split, malleable, svm, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
-# The sweeps (trial, realset, span) need the kernel bundles in .device/bundles (benchmarks/device/make_bundles.sh, run
-# here first): without them dop sweep refuses the grid's GPU levels below 8/8, which would run the whole GPU.
+# The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
+# 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-/tmp/dop-out}
