@@ -76,12 +76,12 @@ std::string color(double v) {  // 0 -> dark blue, 1 -> yellow (viridis-like ramp
 // Where each workload's best configuration ran, by the work-groups the engine gave each device: a configuration of
 // both devices whose run left one idle ran on the other alone. Where both ran, how much longer the best run on one
 // device took: what co-execution gained.
-void print_where_best_ran(const std::map<std::string, std::vector<const Row*>>& by_w) {
+void print_where_best_ran(const std::map<std::string, std::vector<const Row*>>& by_w,
+                          const std::map<std::string, const Row*>& best_of) {
   size_t both = 0, cpu = 0, gpu = 0;
   std::vector<double> gains;  // best one-device time / best time, where both devices ran the best
   for (const auto& [w, rs] : by_w) {
-    const Row* best =
-        *std::min_element(rs.begin(), rs.end(), [](const Row* a, const Row* b) { return a->median < b->median; });
+    const Row* best = best_of.at(w);
     if (best->cpu_work_groups < 0 || best->gpu_work_groups < 0) continue;  // a dataset without the counts
     if (best->cpu_work_groups == 0) {
       ++gpu;
@@ -122,12 +122,14 @@ void run_report(const ReportFlags& f) {
   std::map<std::pair<double, double>, std::vector<double>> norm;
   std::map<std::pair<double, double>, int> wins;
   std::vector<double> spread;
+  std::map<std::string, const Row*> best_of;  // each workload's best row
   size_t complete = 0;
   for (const auto& [w, rs] : by_w) {
     double best = 1e300;
     const Row* arg = nullptr;
     for (const Row* r : rs)
       if (r->median < best) best = r->median, arg = r;
+    best_of[w] = arg;
     ++wins[{arg->cpu, arg->gpu}];
     if (rs.size() == (cpus.size() * gpus.size() - 1)) ++complete;
     for (const Row* r : rs) {
@@ -177,7 +179,7 @@ void run_report(const ReportFlags& f) {
   for (const auto& [cfg, n] : wins) ws.push_back({n, cfg});
   std::sort(ws.rbegin(), ws.rend());
   for (const auto& [n, cfg] : ws) std::printf("  cpu %-5.3g gpu %-5.3g %4d\n", cfg.first, cfg.second, n);
-  print_where_best_ran(by_w);
+  print_where_best_ran(by_w, best_of);
 
   if (!f.svg.empty()) {
     const int cell = 56, left = 70, top = 40;

@@ -10,26 +10,32 @@ namespace dop::train {
 
 namespace {
 
-SeedSpread::Stat stat_of(const std::vector<double>& v) {
-  SeedSpread::Stat s;
-  s.min = *std::min_element(v.begin(), v.end());
-  s.max = *std::max_element(v.begin(), v.end());
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / double(v.size());
-  return s;
-}
+// The metrics a spread reports: where each is in the model's Summary and in SeedSpread, its JSON key and its label.
+struct Metric {
+  double Summary::*value;
+  SeedSpread::Stat SeedSpread::*stat;
+  const char* key;
+  const char* label;
+};
+constexpr Metric kMetrics[] = {
+    {&Summary::perf_mean, &SeedSpread::perf_mean, "perf_mean", "perf"},
+    {&Summary::perf_geomean, &SeedSpread::perf_geomean, "perf_geomean", "geo"},
+    {&Summary::perf_min, &SeedSpread::perf_min, "perf_min", "min"},
+    {&Summary::correct_share, &SeedSpread::correct_share, "correct_share", "best"},
+};
 
 // The model's summary of an evaluation (its first strategy), or nothing when the evaluation decided nothing.
 const Summary* model_summary(const Evaluation& e) { return e.strategies.empty() ? nullptr : &e.strategies[0]; }
 
-template <typename F>
-std::vector<double> values(const SeedSpread& s, F metric) {
+// A metric of the model, per seed (the seeds whose evaluation decided something).
+std::vector<double> values(const SeedSpread& s, const Metric& metric) {
   std::vector<double> v;
   for (const auto& e : s.evaluations)
-    if (const Summary* m = model_summary(e)) v.push_back(metric(*m));
+    if (const Summary* m = model_summary(e)) v.push_back(m->*metric.value);
   return v;
 }
+
+bool decided(const SeedSpread& s) { return !s.evaluations.empty() && model_summary(s.evaluations[0]); }
 
 }  // namespace
 
@@ -42,16 +48,21 @@ SeedSpread over_seeds(const std::function<Evaluation(const TrainOptions&)>& eval
     options.seed = s.first_seed + k;
     s.evaluations.push_back(evaluate(options));
   }
-  if (!model_summary(s.evaluations[0])) return s;  // nothing decided (the note of the evaluation says why)
-  s.perf_mean = stat_of(values(s, [](const Summary& m) { return m.perf_mean; }));
-  s.perf_geomean = stat_of(values(s, [](const Summary& m) { return m.perf_geomean; }));
-  s.perf_min = stat_of(values(s, [](const Summary& m) { return m.perf_min; }));
-  s.correct_share = stat_of(values(s, [](const Summary& m) { return m.correct_share; }));
+  if (!decided(s)) return s;  // nothing decided (the note of the evaluation says why)
+  for (const Metric& m : kMetrics) {
+    const std::vector<double> v = values(s, m);
+    SeedSpread::Stat& st = s.*m.stat;
+    st.min = *std::min_element(v.begin(), v.end());
+    st.max = *std::max_element(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    st.mean = sum / double(v.size());
+  }
   return s;
 }
 
 std::string format_seed_spread(const SeedSpread& s) {
-  if (s.evaluations.empty() || !model_summary(s.evaluations[0])) return {};
+  if (!decided(s)) return {};
   const uint64_t last = s.first_seed + s.evaluations.size() - 1;
   std::string o;
   char b[256];
@@ -59,28 +70,23 @@ std::string format_seed_spread(const SeedSpread& s) {
                 s.evaluations.size(), static_cast<unsigned long long>(s.first_seed),
                 static_cast<unsigned long long>(last));
   o += b;
-  const auto line = [&](const char* what, const SeedSpread::Stat& x) {
-    std::snprintf(b, sizeof b, "  %-10s %6.1f%%  [%5.1f%% .. %5.1f%%]\n", what, 100 * x.mean, 100 * x.min, 100 * x.max);
+  for (const Metric& m : kMetrics) {
+    const SeedSpread::Stat& x = s.*m.stat;
+    std::snprintf(b, sizeof b, "  %-10s %6.1f%%  [%5.1f%% .. %5.1f%%]\n", m.label, 100 * x.mean, 100 * x.min,
+                  100 * x.max);
     o += b;
-  };
-  line("perf", s.perf_mean);
-  line("geo", s.perf_geomean);
-  line("min", s.perf_min);
-  line("best", s.correct_share);
+  }
   return o;
 }
 
 std::string seed_spread_json(const SeedSpread& s) {
   using nlohmann::json;
   json j = {{"seeds", s.evaluations.size()}, {"first_seed", s.first_seed}};
-  if (s.evaluations.empty() || !model_summary(s.evaluations[0])) return j.dump();
-  const auto stat = [&](const SeedSpread::Stat& x, std::vector<double> v) {
-    return json{{"mean", x.mean}, {"min", x.min}, {"max", x.max}, {"values", v}};
-  };
-  j["perf_mean"] = stat(s.perf_mean, values(s, [](const Summary& m) { return m.perf_mean; }));
-  j["perf_geomean"] = stat(s.perf_geomean, values(s, [](const Summary& m) { return m.perf_geomean; }));
-  j["perf_min"] = stat(s.perf_min, values(s, [](const Summary& m) { return m.perf_min; }));
-  j["correct_share"] = stat(s.correct_share, values(s, [](const Summary& m) { return m.correct_share; }));
+  if (!decided(s)) return j.dump();
+  for (const Metric& m : kMetrics) {
+    const SeedSpread::Stat& x = s.*m.stat;
+    j[m.key] = {{"mean", x.mean}, {"min", x.min}, {"max", x.max}, {"values", values(s, m)}};
+  }
   return j.dump();
 }
 
