@@ -38,10 +38,27 @@ Spec loop_spec(size_t items, int iters, int heavy_items, int heavy_iters) {
        scalar_arg("heavy_iters", ElemType::i32, double(heavy_iters))});
 }
 
+// Each of a few work-items doubles one element of a large input that is copied to the GPU whole (no footprint):
+// on a cold launch on both devices the CPU has run every work-item long before the GPU's inputs have arrived.
+const char* kHead = R"CL(
+__kernel void head(__global const float* big, __global float* y) {
+  int i = get_global_id(0);
+  y[i] = 2.0f * big[i];
+}
+)CL";
+
+Spec head_spec() {
+  using dop::test::buffer_arg;
+  return dop::test::kernel_spec(
+      "head", {256}, {64},
+      {buffer_arg("big", ElemType::f32, size_t(16) << 20, Access::read, false, Init::Fill::random, 3),
+       buffer_arg("y", ElemType::f32, 256, Access::write, true, Init::Fill::zero, 0)});
+}
+
 // The output of a plain run on one device, for the co-executed launches to reproduce.
-std::vector<ArgData> single_device_output(const Spec& s, const Config& one_device) {
+std::vector<ArgData> single_device_output(const Spec& s, const char* source, const Config& one_device) {
   auto out = make_args(s);
-  Executor(s, kLoop, two_devices()).launch(out, one_device);
+  Executor(s, source, two_devices()).launch(out, one_device);
   return out;
 }
 
@@ -73,7 +90,7 @@ TEST_CASE("the learned share is the one at which both devices finish together") 
 
 TEST_CASE("warm launches start from the learned share and reproduce the reference at every configuration") {
   const Spec s = loop_spec(64 * 512, 400, 0, 0);
-  const auto want = single_device_output(s, Config{1, 0});
+  const auto want = single_device_output(s, kLoop, Config{1, 0});
   for (MemoryMode mode : {MemoryMode::zero_copy, MemoryMode::copy}) {
     ExecutorOptions o;
     o.memory = mode;
@@ -88,9 +105,10 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
       ex.forget_warm_starts();                     // configurations the GPU runs unthrottled share what they learn
       // The rule, replayed: the learned share averages the balanced shares of the launches that ran both devices
       // (the first warm one replaces what cold ones measured; one that disagrees by more than 0.25 replaces the
-      // average); a launch is warm once both devices have measured rates (each has run a chunk).
+      // average); a launch is warm once both devices have measured rates (each has run a chunk); before that, once
+      // a launch on both left one device with nothing, that device runs the next launch alone (left out, not warm).
       double share = -1;
-      bool cpu_rate = false, gpu_rate = false, measured_warm = false;
+      bool cpu_rate = false, gpu_rate = false, measured_warm = false, tried_alone = false;
       for (int k = 0; k < 3; ++k) {
         auto args = make_args(s);
         const auto r = ex.launch(args, cfg);
@@ -103,15 +121,18 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
           REQUIRE(r.warm);
           CHECK(r.start_cpu_share == Approx(share));
           ++warm;
+        } else if (cpu_rate != gpu_rate && !tried_alone) {  // the device that ran nothing, timed alone
+          tried_alone = true;
+          CHECK_FALSE(r.warm);
+          CHECK(r.left_out);
+          CHECK((r.cpu.chunks > 0) == !cpu_rate);
+          CHECK((r.gpu.chunks > 0) == !gpu_rate);
         } else {
           CHECK_FALSE(r.warm);
         }
         // A device left out by choice teaches no balance; one that declined every chunk of a launch on both does
         // (under load the GPU may decline them all: the CPU alone would finish first).
-        if (r.left_out) {  // by choice: the other device ran everything
-          CHECK(r.warm);
-          CHECK((r.cpu.chunks == 0) != (r.gpu.chunks == 0));
-        }
+        if (r.left_out) CHECK((r.cpu.chunks == 0) != (r.gpu.chunks == 0));  // by choice: the other ran everything
         if (!r.left_out) share = learned(share, r.balanced_cpu_share, r.warm, measured_warm);
         cpu_rate = cpu_rate || r.cpu.chunks > 0;
         gpu_rate = gpu_rate || r.gpu.chunks > 0;
@@ -120,6 +141,76 @@ TEST_CASE("warm launches start from the learned share and reproduce the referenc
     INFO(memory_mode_name(mode));
     CHECK(warm >= 16);  // most of the 32 two-device configurations give both devices work on their first launch
   }
+}
+
+// A cold launch on both devices of the head kernel in copy mode; the GPU runs nothing (the precondition of the tests
+// below: a launch whose GPU ran something after all is tried again on a forgotten record, the fewest tries needed).
+LaunchResult cold_launch_gpu_idle(Executor& ex, const Spec& s, const std::vector<ArgData>& want) {
+  LaunchResult cold;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    ex.forget_warm_starts();
+    auto args = make_args(s);
+    cold = ex.launch(args, Config{1, 1});
+    REQUIRE(compare_outputs(s, args, want).ok);
+    if (cold.gpu.chunks == 0) break;
+  }
+  REQUIRE(cold.gpu.chunks == 0);
+  REQUIRE(cold.cpu.work_items == s.global_items());
+  REQUIRE_FALSE(cold.warm);
+  return cold;
+}
+
+TEST_CASE("a device that ran nothing on both is timed alone once, then the faster device alone runs") {
+  // The engine's give-up rule leaves a GPU with large host inputs idle the same way: without this, such a launch
+  // never learns a GPU rate, never starts warm, and runs the CPU alone however fast the GPU alone would be.
+  const Spec s = head_spec();
+  const auto want = single_device_output(s, kHead, Config{1, 0});
+  ExecutorOptions o;
+  o.memory = MemoryMode::copy;
+  Executor ex(s, kHead, two_devices(), o);
+  const LaunchResult cold = cold_launch_gpu_idle(ex, s, want);
+  CHECK(cold.balanced_cpu_share == 1.0);
+
+  auto args = make_args(s);
+  const auto trial = ex.launch(args, Config{1, 1});
+  REQUIRE(compare_outputs(s, args, want).ok);
+  CHECK(trial.left_out);
+  CHECK_FALSE(trial.warm);
+  CHECK(trial.cpu.chunks == 0);
+  CHECK(trial.gpu.work_items == s.global_items());
+
+  // From then on the faster device alone, by the times measured: the cold launch's for the CPU alone (until the
+  // CPU alone runs by choice), the trial's for the GPU; each way's time is averaged as it runs.
+  double cpu_ms = cold.total_ms, gpu_ms = trial.total_ms;
+  for (int k = 0; k < 6; ++k) {
+    args = make_args(s);
+    const auto r = ex.launch(args, Config{1, 1});
+    REQUIRE(compare_outputs(s, args, want).ok);
+    INFO("launch " << k << ": CPU alone " << cpu_ms << " ms, GPU alone " << gpu_ms << " ms");
+    CHECK(r.warm);
+    CHECK(r.left_out);
+    const bool gpu_faster = gpu_ms < cpu_ms;
+    CHECK((r.gpu.chunks > 0) == gpu_faster);
+    CHECK((r.cpu.chunks > 0) == !gpu_faster);
+    double& m = gpu_faster ? gpu_ms : cpu_ms;
+    m = 0.5 * (m + r.total_ms);
+  }
+}
+
+TEST_CASE("exploring switched off: a device that ran nothing is not timed alone") {
+  const Spec s = head_spec();
+  const auto want = single_device_output(s, kHead, Config{1, 0});
+  ExecutorOptions o;
+  o.memory = MemoryMode::copy;
+  o.warm_explore = 0;
+  Executor ex(s, kHead, two_devices(), o);
+  cold_launch_gpu_idle(ex, s, want);
+  auto args = make_args(s);
+  const auto r = ex.launch(args, Config{1, 1});  // cold again: the GPU still has no rate
+  REQUIRE(compare_outputs(s, args, want).ok);
+  CHECK_FALSE(r.left_out);
+  CHECK_FALSE(r.warm);
+  CHECK(r.cpu.chunks > 0);
 }
 
 TEST_CASE("a device whose learned share rounds to nothing sits the next launch out") {
@@ -131,7 +222,7 @@ TEST_CASE("a device whose learned share rounds to nothing sits the next launch o
   // on each device alone teaches no share), and a cold launch that still went to one device is tried again on a fresh
   // executor (the precondition, not the behaviour under test).
   const Spec s = loop_spec(64 * 64, 10, 64, 1 << 22);
-  const auto want = single_device_output(s, Config{0, 1});
+  const auto want = single_device_output(s, kLoop, Config{0, 1});
   for (int attempt = 0;; ++attempt) {
     Executor ex(s, kLoop, two_devices());
     auto args = make_args(s);
@@ -158,7 +249,7 @@ TEST_CASE("a device whose learned share rounds to nothing sits the next launch o
 
 TEST_CASE("warm starts can be forgotten and switched off") {
   const Spec s = loop_spec(64 * 256, 400, 0, 0);
-  const auto want = single_device_output(s, Config{1, 0});
+  const auto want = single_device_output(s, kLoop, Config{1, 0});
   for (bool on : {true, false}) {
     ExecutorOptions o;
     o.warm_start = on;
@@ -188,7 +279,7 @@ TEST_CASE("warm starts can be forgotten and switched off") {
 TEST_CASE("after a warm launch on both devices each device is timed alone once and the fastest way is kept") {
   // warm_explore = 1: both single-device ways are plausible whatever the share, so both are tried.
   const Spec s = loop_spec(64 * 256, 400, 0, 0);
-  const auto want = single_device_output(s, Config{1, 0});
+  const auto want = single_device_output(s, kLoop, Config{1, 0});
   ExecutorOptions o;
   o.warm_explore = 1;
   o.warm_recheck = 8;

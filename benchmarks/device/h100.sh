@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -94,6 +94,26 @@ for exp in "$@"; do
       timeout "${TRIAL_REAL_TIMEOUT:-300}" $dop sweep --set real --size "${TRIAL_REAL_SIZE:-paper}" \
         --repeat "${TRIAL_REPEAT:-3}" --warmup "${TRIAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
         --out "$OUT/trial.csv" 2>&1 | tail -4
+      ;;
+    alone)  # a both-device configuration whose GPU gives its staging up: every launch cold (--cold, the engine before
+      # the GPU was timed alone once) against warm launches (the default), interleaved, with each device alone beside;
+      # ALONE_SPECS (default: three large host-data real kernels), ALONE_CONFIGS (default "0.5,1 1,1 0.25,0.5")
+      specs=${ALONE_SPECS:-"kernels/atax/atax1_large_n23040_wg64.json kernels/gesummv/gesummv_large_n23040_wg64.json kernels/mvt/mvt1_large_n23040_wg64.json"}
+      printf "%-34s %-9s %10s %10s %10s %10s  %s\n" workload config cold_ms warm_ms cpu_ms gpu_ms "warm: last run" |
+        tee "$OUT/alone.txt"
+      for spec in $specs; do
+        file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$spec")
+        b=(); [ -f ".device/bundles/$file.json" ] && b=(--bundle ".device/bundles/$file.json")
+        med() { timeout 200 $dop run "$spec" --memory copy "${b[@]}" --repeat "${ALONE_REPEAT:-5}" --json "$@" >/tmp/alone.json &&
+                python3 -c 'import json,sys; j=json.load(open("/tmp/alone.json")); l=j["last"]
+print("%.2f" % j["time_ms"]["median"], "cpu_wg=%d gpu_wg=%d warm=%s left_out=%s" % (l["cpu"]["work_groups"], l["gpu"]["work_groups"], l["warm"], l["left_out"]))'; }
+        c1=$(med --config 1,0 | cut -d' ' -f1); g1=$(med --config 0,1 | cut -d' ' -f1)
+        for cfg in ${ALONE_CONFIGS:-0.5,1 1,1 0.25,0.5}; do
+          cold=$(med --config "$cfg" --cold | cut -d' ' -f1); warm=$(med --config "$cfg")
+          printf "%-34s %-9s %10s %10s %10s %10s  %s\n" "$(basename "$spec" .json)" "$cfg" "$cold" "${warm%% *}" "$c1" "$g1" \
+            "${warm#* }" | tee -a "$OUT/alone.txt"
+        done
+      done
       ;;
     realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of
       # REAL_MEMORY (copy: inputs in host memory, end to end; resident: the GPU holds the inputs), the full grid, one

@@ -50,7 +50,10 @@ struct ExecutorOptions {
   /// GPU's copies take memory bandwidth and a core from the CPU), so after a warm launch on both devices, a
   /// device whose share is under `warm_explore` is left out once to time the other alone, and later launches run
   /// the fastest way measured; every `warm_recheck`-th warm launch runs both again. A device whose share rounds to
-  /// nothing always sits the launch out. LaunchResult::warm and start_cpu_share say what a launch started from.
+  /// nothing sits the launch out, unless it was timed alone faster than the other alone. A device that ran no chunk
+  /// of the launches so far (the GPU gave its staging up on the CPU's early rate, or the CPU took every unit first)
+  /// has no rate, so no launch can start warm: it runs the next launch alone, once, to be timed (`warm_explore` = 0
+  /// switches the explorations off). LaunchResult::warm and start_cpu_share say what a launch started from.
   bool warm_start = true;
   double warm_tail = 0.1;
   double warm_explore = 0.5;
@@ -103,9 +106,10 @@ struct LaunchResult {
   /// earlier launches at this configuration and shape; -1 for a cold launch.
   bool warm = false;
   double start_cpu_share = -1;
-  /// A warm launch that left a device out by choice (to time the other alone, because that way was the fastest
-  /// measured, or because the device's share rounds to nothing): it teaches no balanced share. A launch on both
-  /// devices in which one declined every chunk is not this: its balance (all to the other) is learned.
+  /// A launch that left a device out by choice (to time the other alone, because that way was the fastest measured,
+  /// or because the device's share rounds to nothing; warm), or to time alone a device that has run no chunk yet
+  /// (not warm): it teaches no balanced share. A launch on both devices in which one declined every chunk is not
+  /// this: its balance (all to the other) is learned.
   bool left_out = false;
   /// A dynamic launch on both devices: the CPU share at which both would have finished together, from this launch's
   /// measurements (learn_cpu_share); -1 otherwise.

@@ -218,10 +218,12 @@ struct Warm {
   int launches = 0;                   // warm launches, for the periodic recheck
   int both_runs = 0;                  // warm launches that ran both devices
   bool measured_warm = false;         // the share includes a warm launch's
+  bool alone_tried = false;           // the device that had run no chunk was timed alone (untried)
   double ms[3] = {0, 0, 0};           // average total_ms by Way; 0: not measured
   bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
+  Way untried(const ExecutorOptions& o) const;
   Way choose(double units, const ExecutorOptions& o);
-  void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms);
+  void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, Way ran, double total_ms);
 };
 
 // One launch in progress: what the steps of Executor::Impl::launch hand on to each other, in the order they fill it.

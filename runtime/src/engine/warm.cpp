@@ -11,13 +11,30 @@ namespace dop {
 
 namespace engine {
 
-// How the next warm launch runs: a device whose share rounds to nothing sits out; after a warm launch on both,
-// each way the learned share makes plausible (a device's share under `explore`) is tried once; then the fastest
-// way measured, except that every `recheck`-th launch runs both, so that the share and its time stay current.
+// A device that has run no chunk here has no rate, so no warm launch can start: the GPU gave its staging up
+// because, at the CPU's rate, the CPU would finish first (an estimate, made early in the launch), or the CPU took
+// every unit before the GPU's inputs arrived. That device runs the next launch alone, once, so that its time alone
+// is measured (ExecutorOptions::warm_explore = 0 switches this off, as it does the other explorations).
+Warm::Way Warm::untried(const ExecutorOptions& o) const {
+  if (alone_tried || share < 0 || o.warm_explore <= 0) return Way::both;
+  if (cpu_rate > 0 && gpu_rate <= 0) return Way::gpu_alone;
+  if (gpu_rate > 0 && cpu_rate <= 0) return Way::cpu_alone;
+  return Way::both;
+}
+
+// How the next warm launch runs: a device whose share rounds to nothing sits out, unless that device alone was
+// timed faster than the other alone (a GPU that gave its staging up, timed alone once: untried); after a warm
+// launch on both, each way the learned share makes plausible (a device's share under `explore`) is tried once; then
+// the fastest way measured, except that every `recheck`-th launch runs both, so that the share and its time stay
+// current.
 Warm::Way Warm::choose(double units, const ExecutorOptions& o) {
   ++launches;
-  if (share * units < 0.5) return Way::gpu_alone;
-  if ((1 - share) * units < 0.5) return Way::cpu_alone;
+  const bool cpu_none = share * units < 0.5, gpu_none = (1 - share) * units < 0.5;
+  if (cpu_none || gpu_none) {
+    const Way plan = cpu_none ? Way::gpu_alone : Way::cpu_alone;
+    const Way other = cpu_none ? Way::cpu_alone : Way::gpu_alone;
+    return ms[int(plan)] > 0 && ms[int(other)] > 0 && ms[int(other)] < ms[int(plan)] ? other : plan;
+  }
   if (both_runs < 1 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
   if (share >= 1 - o.warm_explore && ms[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
   if (share <= o.warm_explore && ms[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
@@ -29,8 +46,9 @@ Warm::Way Warm::choose(double units, const ExecutorOptions& o) {
 // What a launch measured: the balanced share (replacing the learned one when that came from cold launches
 // only, whose probe chunks distort it, or when they disagree by more than 0.25, a sign that the earlier
 // launches paid for something this one did not, such as a first compilation), the rates, and the time of the
-// way it ran (warm launches only).
-void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
+// way it ran: `way`, as chosen, for a warm launch or one that left a device out by choice; `ran`, the device that
+// ran alone, for a cold launch on both in which the other ran nothing (its time alone until one is measured).
+void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, Way ran, double total_ms) {
   if (balanced >= 0) {
     const bool keep = share >= 0 && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
     share = keep ? 0.5 * (share + balanced) : balanced;
@@ -38,7 +56,10 @@ void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, 
   }
   if (cpu_r > 0) cpu_rate = cpu_r;
   if (gpu_r > 0) gpu_rate = gpu_r;
-  if (!warm_launch) return;
+  if (!warm_launch && way == Way::both) {
+    if (ran != Way::both && ms[int(ran)] == 0) ms[int(ran)] = total_ms;
+    return;
+  }
   double& m = ms[int(way)];
   m = m > 0 ? 0.5 * (m + total_ms) : total_ms;
   if (way == Way::both) ++both_runs;
@@ -67,7 +88,18 @@ void Executor::Impl::warm_start(Launch& l) {
   if (!l.dynamic_both || !opt.warm_start) return;
   l.learned = &warm[warm_key(l.res, l.args)];
   Warm& learned = *l.learned;
-  if (!learned.known()) return;
+  if (!learned.known()) {
+    l.way = learned.untried(opt);
+    if (l.way == Warm::Way::both) return;  // cold
+    learned.alone_tried = true;
+    l.res.left_out = true;  // the device that ran nothing runs alone, from its cold first chunks
+    l.run_cpu = l.way == Warm::Way::cpu_alone;
+    l.run_gpu = l.way == Warm::Way::gpu_alone;
+    std::lock_guard<std::mutex> g(l.rates.m);
+    l.rates.cpu_active = l.run_cpu;
+    l.rates.gpu_active = l.run_gpu;
+    return;
+  }
   const double s = learned.share;
   l.way = learned.choose(double(units), opt);
   l.res.warm = true;
@@ -97,9 +129,12 @@ void Executor::Impl::learn(Launch& l) {
                                            res.gpu.finish_ms + (l.resident ? 0.0 : res.d2h_ms));
   if (l.learned) {
     // A device left out measured nothing about the balance; a launch that left one out by choice says how
-    // fast the other is alone.
+    // fast the other is alone, and so, until that is measured, does a cold one on both in which one ran nothing.
+    const Warm::Way ran = res.gpu.chunks == 0   ? Warm::Way::cpu_alone
+                          : res.cpu.chunks == 0 ? Warm::Way::gpu_alone
+                                                : Warm::Way::both;
     std::lock_guard<std::mutex> g(l.rates.m);
-    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way,
+    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way, ran,
                      res.total_ms);
   }
 }
