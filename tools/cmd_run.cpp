@@ -12,10 +12,10 @@
 #include "dop/bundle.hpp"
 #include "dop/files.hpp"
 #include "dop/kernel_forms.hpp"
+#include "dop/platform.hpp"
 #include "dop/predictor.hpp"
 #include "dop/run_single.hpp"
 #include "dop/runtime.hpp"
-#include "dop/platform.hpp"
 #include "stats.hpp"
 #include "watchdog.hpp"
 
@@ -114,14 +114,22 @@ void run(const RunFlags& f) {
     }
   };
   std::vector<LaunchResult> results;
-  LaunchResult builds;  // programs built by every launch, the warm-up's included
+  LaunchResult builds;                            // programs built by every launch, the warm-up's included
+  nlohmann::json runs = nlohmann::json::array();  // every launch, in order: the way it ran
   for (int i = 0; i < f.repeat + (f.repeat > 1 ? 1 : 0); ++i) {  // one warm-up when repeating
     reset_writable(args, initial);
     auto r = launch();
     builds.programs_built += r.programs_built;
     builds.programs_from_cache += r.programs_from_cache;
     builds.build_ms += r.build_ms;
-    if (f.repeat == 1 || i > 0) results.push_back(r);
+    const bool timed = f.repeat == 1 || i > 0;
+    runs.push_back({{"time_ms", r.total_ms},
+                    {"timed", timed},
+                    {"cpu_work_groups", r.cpu.work_groups},
+                    {"gpu_work_groups", r.gpu.work_groups},
+                    {"warm", r.warm},
+                    {"left_out", r.left_out}});
+    if (timed) results.push_back(r);
   }
   const nlohmann::json programs{{"built", builds.programs_built},
                                 {"from_cache", builds.programs_from_cache},
@@ -201,6 +209,7 @@ void run(const RunFlags& f) {
                        {"left_out", last.left_out},
                        {"balanced_cpu_share", last.balanced_cpu_share}}}};
     j["programs"] = programs;
+    j["runs"] = runs;
     if (f.validate) j["validation"] = validation;
     if (f.auto_config) j["auto"] = auto_info;
     std::cout << j.dump(2) << "\n";

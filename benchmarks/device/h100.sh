@@ -97,16 +97,19 @@ for exp in "$@"; do
       ;;
     alone)  # a both-device configuration whose GPU gives its staging up: every launch cold (--cold, the engine before
       # the GPU was timed alone once) against warm launches (the default), interleaved, with each device alone beside;
-      # ALONE_SPECS (default: three large host-data real kernels), ALONE_CONFIGS (default "0.5,1 1,1 0.25,0.5")
+      # ALONE_SPECS (default: three large host-data real kernels), ALONE_CONFIGS (default "0.5,1 1,1 0.25,0.5"); the
+      # last column is every launch of the warm runs
       specs=${ALONE_SPECS:-"kernels/atax/atax1_large_n23040_wg64.json kernels/gesummv/gesummv_large_n23040_wg64.json kernels/mvt/mvt1_large_n23040_wg64.json"}
-      printf "%-34s %-9s %10s %10s %10s %10s  %s\n" workload config cold_ms warm_ms cpu_ms gpu_ms "warm: last run" |
+      printf "%-34s %-9s %10s %10s %10s %10s  %s\n" workload config cold_ms warm_ms cpu_ms gpu_ms \
+        "warm runs, the warm-up first (C: the CPU ran, G: the GPU ran, w: warm)" |
         tee "$OUT/alone.txt"
       for spec in $specs; do
         file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$spec")
         b=(); [ -f ".device/bundles/$file.json" ] && b=(--bundle ".device/bundles/$file.json")
         med() { timeout 200 $dop run "$spec" --memory copy "${b[@]}" --repeat "${ALONE_REPEAT:-5}" --json "$@" >/tmp/alone.json &&
                 python3 -c 'import json,sys; j=json.load(open("/tmp/alone.json")); l=j["last"]
-print("%.2f" % j["time_ms"]["median"], "cpu_wg=%d gpu_wg=%d warm=%s left_out=%s" % (l["cpu"]["work_groups"], l["gpu"]["work_groups"], l["warm"], l["left_out"]))'; }
+way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "")
+print("%.2f" % j["time_ms"]["median"], " ".join("%s:%.1f" % (way(r), r["time_ms"]) for r in j["runs"]))'; }
         c1=$(med --config 1,0 | cut -d' ' -f1); g1=$(med --config 0,1 | cut -d' ' -f1)
         for cfg in ${ALONE_CONFIGS:-0.5,1 1,1 0.25,0.5}; do
           cold=$(med --config "$cfg" --cold | cut -d' ' -f1); warm=$(med --config "$cfg")

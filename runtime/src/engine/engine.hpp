@@ -223,7 +223,7 @@ struct Warm {
   bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
   Way untried(const ExecutorOptions& o) const;
   Way choose(double units, const ExecutorOptions& o);
-  void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, Way ran, double total_ms);
+  void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms);
 };
 
 // One launch in progress: what the steps of Executor::Impl::launch hand on to each other, in the order they fill it.

@@ -46,9 +46,10 @@ Warm::Way Warm::choose(double units, const ExecutorOptions& o) {
 // What a launch measured: the balanced share (replacing the learned one when that came from cold launches
 // only, whose probe chunks distort it, or when they disagree by more than 0.25, a sign that the earlier
 // launches paid for something this one did not, such as a first compilation), the rates, and the time of the
-// way it ran: `way`, as chosen, for a warm launch or one that left a device out by choice; `ran`, the device that
-// ran alone, for a cold launch on both in which the other ran nothing (its time alone until one is measured).
-void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, Way ran, double total_ms) {
+// way it ran, for a warm launch or one that left a device out by choice. (A cold launch on both in which one device
+// ran nothing is not timed as the other alone: a first launch pays for what later ones do not, such as pinned
+// memory, and would make the other way look faster than it is.)
+void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
   if (balanced >= 0) {
     const bool keep = share >= 0 && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
     share = keep ? 0.5 * (share + balanced) : balanced;
@@ -56,10 +57,7 @@ void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, 
   }
   if (cpu_r > 0) cpu_rate = cpu_r;
   if (gpu_r > 0) gpu_rate = gpu_r;
-  if (!warm_launch && way == Way::both) {
-    if (ran != Way::both && ms[int(ran)] == 0) ms[int(ran)] = total_ms;
-    return;
-  }
+  if (!warm_launch && way == Way::both) return;
   double& m = ms[int(way)];
   m = m > 0 ? 0.5 * (m + total_ms) : total_ms;
   if (way == Way::both) ++both_runs;
@@ -92,9 +90,10 @@ void Executor::Impl::warm_start(Launch& l) {
     l.way = learned.untried(opt);
     if (l.way == Warm::Way::both) return;  // cold
     learned.alone_tried = true;
-    l.res.left_out = true;  // the device that ran nothing runs alone, from its cold first chunks
+    l.res.left_out = true;  // the device that ran nothing runs alone, as at a configuration of it alone
     l.run_cpu = l.way == Warm::Way::cpu_alone;
     l.run_gpu = l.way == Warm::Way::gpu_alone;
+    if (l.run_gpu) l.gpu_first = units;
     std::lock_guard<std::mutex> g(l.rates.m);
     l.rates.cpu_active = l.run_cpu;
     l.rates.gpu_active = l.run_gpu;
@@ -109,8 +108,11 @@ void Executor::Impl::warm_start(Launch& l) {
   l.run_gpu = l.way != Warm::Way::cpu_alone;
   l.cpu_seed = learned.cpu_rate;
   l.gpu_seed = learned.gpu_rate;
-  l.gpu_first = size_t((1 - s) * double(units) * (1 - std::clamp(opt.warm_tail, 0.0, 1.0)));
-  if (fine > 1) l.gpu_first = l.gpu_first / fine * fine;
+  // The GPU alone takes everything in one chunk, as at a configuration of the GPU alone.
+  l.gpu_first = l.way == Warm::Way::gpu_alone
+                    ? units
+                    : size_t((1 - s) * double(units) * (1 - std::clamp(opt.warm_tail, 0.0, 1.0)));
+  if (fine > 1 && l.way != Warm::Way::gpu_alone) l.gpu_first = l.gpu_first / fine * fine;
   l.cpu_first = 0;
   std::lock_guard<std::mutex> g(l.rates.m);
   l.rates.cpu = l.cpu_seed;
@@ -129,12 +131,9 @@ void Executor::Impl::learn(Launch& l) {
                                            res.gpu.finish_ms + (l.resident ? 0.0 : res.d2h_ms));
   if (l.learned) {
     // A device left out measured nothing about the balance; a launch that left one out by choice says how
-    // fast the other is alone, and so, until that is measured, does a cold one on both in which one ran nothing.
-    const Warm::Way ran = res.gpu.chunks == 0   ? Warm::Way::cpu_alone
-                          : res.cpu.chunks == 0 ? Warm::Way::gpu_alone
-                                                : Warm::Way::both;
+    // fast the other is alone.
     std::lock_guard<std::mutex> g(l.rates.m);
-    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way, ran,
+    l.learned->learn(res.left_out ? -1 : res.balanced_cpu_share, l.rates.cpu, l.rates.gpu, res.warm, l.way,
                      res.total_ms);
   }
 }
