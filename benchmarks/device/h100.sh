@@ -101,14 +101,14 @@ for exp in "$@"; do
       # last column is every launch of the warm runs
       specs=${ALONE_SPECS:-"kernels/atax/atax1_large_n23040_wg64.json kernels/gesummv/gesummv_large_n23040_wg64.json kernels/mvt/mvt1_large_n23040_wg64.json"}
       printf "%-34s %-9s %10s %10s %10s %10s  %s\n" workload config cold_ms warm_ms cpu_ms gpu_ms \
-        "warm runs, the warm-up first (C: the CPU ran, G: the GPU ran, w: warm)" |
+        "warm runs, the warm-up first (C: the CPU ran, G: the GPU ran, w: warm, o: a device left out by choice)" |
         tee "$OUT/alone.txt"
       for spec in $specs; do
         file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$spec")
         b=(); [ -f ".device/bundles/$file.json" ] && b=(--bundle ".device/bundles/$file.json")
         med() { timeout 200 $dop run "$spec" --memory copy "${b[@]}" --repeat "${ALONE_REPEAT:-5}" --json "$@" >/tmp/alone.json &&
                 python3 -c 'import json,sys; j=json.load(open("/tmp/alone.json")); l=j["last"]
-way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "")
+way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "") + ("o" if r["left_out"] else "")
 print("%.2f" % j["time_ms"]["median"], " ".join("%s:%.1f" % (way(r), r["time_ms"]) for r in j["runs"]))'; }
         c1=$(med --config 1,0 | cut -d' ' -f1); g1=$(med --config 0,1 | cut -d' ' -f1)
         for cfg in ${ALONE_CONFIGS:-0.5,1 1,1 0.25,0.5}; do

@@ -252,7 +252,9 @@ void Executor::Impl::run_devices(Launch& l) {
     gpu_thread = std::thread([&] {
       engine::thread_started();
       try {
-        if (stage_inputs(l, !fixed)) {
+        // A warm launch does not give its inputs up: the learned share, from earlier launches' finish times with
+        // their copies, is a better estimate than one made from this launch's first milliseconds of staging.
+        if (stage_inputs(l, !fixed && !l.res.warm)) {
           drive(*l.gpu, false, l.wl, l.rates, l.gpu_first, l.gpu_min, l.t0, l.res.gpu, fixed, l.gpu_seed, stage_chunk);
         } else {
           std::lock_guard<std::mutex> g(l.rates.m);

@@ -285,8 +285,9 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   std::vector<cl::Event> events(pieces.size());
   // Under dynamic distribution the GPU gives the chunk up, as it gives up whole inputs, when at the CPU's
   // measured rate the CPU would finish the chunk and what is left before the chunk's inputs had arrived at the
-  // staging rate measured so far (this launch's): the copies would only take memory bandwidth from the CPU.
-  const bool may_give_up = l.cpu && l.static_share < 0;
+  // staging rate measured so far (this launch's): the copies would only take memory bandwidth from the CPU. A warm
+  // launch trusts its learned share instead (run_devices).
+  const bool may_give_up = l.cpu && l.static_share < 0 && !l.res.warm;
   size_t total = 0;
   for (const auto& g : segments) total += g.bytes;
   std::atomic<size_t> sent{0};
