@@ -396,3 +396,25 @@ TEST_CASE("a sweep without malleable forms names the GPU levels it would not mea
   grid.gpu_levels = {0, 1};
   CHECK(dop::unthrottled_levels_problem(grid, true, false).empty());  // only whole-GPU levels
 }
+
+TEST_CASE("dop sweep lengthens the warm-up while the warm starts learn, within --settle") {
+  // One workload at the grid's 44 configurations, 32 of them on both devices: there the warm-up's cold launch
+  // learns (LaunchResult::learning), so at least one more untimed run follows, and at most --settle.
+  const std::string out = tmp("settle.csv");
+  const std::string args =
+      " sweep --spec " + data("saxpy.json") + " --platform-id test --repeat 1 --warmup 1 --out " + out;
+  auto settled = [&](const std::string& extra) {
+    std::remove(out.c_str());
+    const auto r = run_command(dop_binary() + args + extra);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("44 rows written"));
+    const auto at = r.out.find("warm-up: ");
+    return at == std::string::npos ? 0L : std::stol(r.out.substr(at + 9));
+  };
+  const long runs = settled("");
+  CHECK(runs >= 32);
+  CHECK(runs <= 32 * 6);
+  CHECK(settled(" --settle 2") <= 32 * 2);
+  CHECK(settled(" --settle 0") == 0);
+}

@@ -37,6 +37,7 @@ struct SweepFlags {
   std::string memory = "auto";
   int repeat = 5;
   int warmup = 1;
+  int settle = 6;
   bool no_validate = false;
   size_t sample = 0;
   std::string match;
@@ -181,6 +182,7 @@ void run_sweep_cmd(const SweepFlags& f) {
   o.out = f.out;
   o.repeat = f.repeat;
   o.warmup = f.warmup;
+  o.settle = f.settle;
   o.validate = !f.no_validate;
   o.configs_per_workload = f.configs;
   o.executor.memory = parse_memory_mode(f.memory);
@@ -228,6 +230,9 @@ void run_sweep_cmd(const SweepFlags& f) {
         "restoring outputs %.1f s, validation %.1f s, writing %.1f s\n",
         sum.wall_s, 1e3 * sum.wall_s / double(sum.rows_written), sum.setup_s, sum.timed_s, sum.launch_overhead_s,
         sum.reset_s, sum.validate_s, sum.write_s);
+  if (sum.settle_runs > 0)
+    std::printf("warm-up: %zu more untimed runs while the engine's warm starts were learning (--settle)\n",
+                sum.settle_runs);
 }
 
 }  // namespace
@@ -264,6 +269,10 @@ void add_sweep(CLI::App& app) {
                   "Folder of kernel bundles (dop bundle) with the malleable GPU forms; an analysis build makes them");
   cmd->add_option("--repeat", f->repeat, "Timed runs per configuration (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--warmup", f->warmup, "Untimed runs per configuration (default 1)")->check(CLI::Range(0, 1000));
+  cmd->add_option("--settle", f->settle,
+                  "At most N more untimed runs while the engine's warm starts are still measuring ways to run "
+                  "(default 6; 0: none)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-validate", f->no_validate, "Do not check outputs against the references");
   cmd->add_flag("--unthrottled", f->unthrottled,
                 "Sweep even where no malleable GPU forms are available (a runtime-only build without --bundles): GPU "

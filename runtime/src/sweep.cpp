@@ -151,20 +151,24 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       bool valid = error.empty();
       if (valid) {
         try {
-          for (int r = 0; r < o.warmup + o.repeat; ++r) {
+          int warmup = o.warmup;  // grows while the engine is learning (settle)
+          for (int r = 0; r < warmup + o.repeat; ++r) {
             // Inputs are restored before every run; write-only outputs only before the validated run (a run
             // leaves them as the kernel wrote them, which does not change the next run's work).
             auto tr = SClock::now();
-            reset_writable(args, initial, /*outputs=*/r == o.warmup);
+            reset_writable(args, initial, /*outputs=*/r == warmup);
             sum.reset_s += secs(tr);
             tr = SClock::now();
             last = exec->launch(args, c);
             const double launch_s = secs(tr);
             sum.timed_s += last.total_ms / 1e3;
             sum.launch_overhead_s += std::max(0.0, launch_s - last.total_ms / 1e3);
-            if (r < o.warmup) continue;
+            if (r < warmup) {
+              if (r == warmup - 1 && last.learning && warmup < o.warmup + o.settle) ++warmup, ++sum.settle_runs;
+              continue;
+            }
             times.push_back(last.total_ms);
-            if (r == o.warmup && o.validate) {
+            if (r == warmup && o.validate) {
               const auto tv = SClock::now();
               if (want.empty()) {  // no CPU reference: a plain single-device run of the original kernel
                 const cl_device_id d = devices.cpu ? devices.cpu->device : devices.gpu->device;

@@ -48,8 +48,10 @@ struct ExecutorOptions {
   /// claims its share, less a tail of `warm_tail` of it, in one chunk, both devices know the other's rate from the
   /// start, and the tail is distributed dynamically. Balanced finish times are not always the fastest launch (the
   /// GPU's copies take memory bandwidth and a core from the CPU), so after a warm launch on both devices, a
-  /// device whose share is under `warm_explore` is left out once to time the other alone, and later launches run
-  /// the fastest way measured; every `warm_recheck`-th warm launch runs both again. A device whose share rounds to
+  /// device whose share is under `warm_explore` is left out to time the other alone, and later launches run the
+  /// fastest way measured, except that a way whose one run lost runs once more (a first run may pay for what later
+  /// ones do not; the second replaces it); every `warm_recheck`-th warm launch runs both again. A warm launch does
+  /// not give the GPU's inputs up on the CPU's rate (a cold one may). A device whose share rounds to
   /// nothing sits the launch out, unless it was timed alone faster than the other alone. A device that ran no chunk
   /// of the launches so far (the GPU gave its staging up on the CPU's early rate, or the CPU took every unit first)
   /// has no rate, so no launch can start warm: it runs the next launch alone, once, to be timed (`warm_explore` = 0
@@ -106,6 +108,10 @@ struct LaunchResult {
   /// earlier launches at this configuration and shape; -1 for a cold launch.
   bool warm = false;
   double start_cpu_share = -1;
+  /// Warm starts: this launch ran as it did to measure something for the later ones (a cold launch on both devices,
+  /// a device timed alone, the first warm launch on both, a way's second run, the periodic recheck), not because
+  /// it was the fastest way known. A sweep's warm-up goes on while launches learn (dop sweep --settle).
+  bool learning = false;
   /// A launch that left a device out by choice (to time the other alone, because that way was the fastest measured,
   /// or because the device's share rounds to nothing; warm), or to time alone a device that has run no chunk yet
   /// (not warm): it teaches no balanced share. A launch on both devices in which one declined every chunk is not

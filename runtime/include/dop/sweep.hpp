@@ -24,7 +24,11 @@ struct SweepOptions {
   std::string out;          ///< dataset CSV (appended to; created with its header if missing or empty)
   std::string platform_id;  ///< written into every row
   Grid grid;
-  int warmup = 1;        ///< untimed runs per configuration
+  int warmup = 1;  ///< untimed runs per configuration
+  /// More untimed runs, at most this many, while the last one was learning (LaunchResult::learning: the engine's
+  /// warm starts still measuring ways to run, which later launches would not), so that the timed runs measure the
+  /// configuration as a kernel launched again and again runs at it.
+  int settle = 6;
   int repeat = 5;        ///< timed runs per configuration (median, min, max recorded)
   bool validate = true;  ///< check the first timed run of every configuration against the reference
   /// Configurations measured per workload: 0 = the whole grid; N = sample_configurations (dop/dataset.hpp) of it,
@@ -54,6 +58,8 @@ struct SweepSummary {
   /// end-to-end times (total_ms); launch overhead outside them (lazy program builds, sub-devices, queues, buffer
   /// objects); restoring outputs between runs; validation; writing rows.
   double setup_s = 0, timed_s = 0, launch_overhead_s = 0, reset_s = 0, validate_s = 0, write_s = 0, wall_s = 0;
+  /// Untimed runs added to the warm-up while the engine's warm starts were learning (SweepOptions::settle).
+  size_t settle_runs = 0;
 };
 
 /// Runs the sweep, writing through a DatasetAppender (dop/dataset.hpp): rows already in opts.out (same columns) are

@@ -219,10 +219,11 @@ struct Warm {
   int both_runs = 0;                  // warm launches that ran both devices
   bool measured_warm = false;         // the share includes a warm launch's
   bool alone_tried = false;           // the device that had run no chunk was timed alone (untried)
-  double ms[3] = {0, 0, 0};           // average total_ms by Way; 0: not measured
+  double ms[3] = {0, 0, 0};           // total_ms by Way: the second run's, then averaged
+  int runs[3] = {0, 0, 0};            // launches timed by Way
   bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
   Way untried(const ExecutorOptions& o) const;
-  Way choose(double units, const ExecutorOptions& o);
+  Way choose(double units, const ExecutorOptions& o, bool& learning);
   void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms);
 };
 

@@ -22,33 +22,47 @@ Warm::Way Warm::untried(const ExecutorOptions& o) const {
   return Way::both;
 }
 
-// How the next warm launch runs: a device whose share rounds to nothing sits out, unless that device alone was
-// timed faster than the other alone (a GPU that gave its staging up, timed alone once: untried); after a warm
-// launch on both, each way the learned share makes plausible (a device's share under `explore`) is tried once; then
-// the fastest way measured, except that every `recheck`-th launch runs both, so that the share and its time stay
-// current.
-Warm::Way Warm::choose(double units, const ExecutorOptions& o) {
+// How the next warm launch runs, and whether it runs that way to measure it (`learning`) rather than because it is
+// the fastest way known. A device whose share rounds to nothing sits out, unless that device alone was timed faster
+// than the other alone (a GPU that gave its staging up, timed alone once: untried); after a warm launch on both,
+// each way the learned share makes plausible (a device's share under `explore`) is tried; then the fastest way
+// measured, except that a way whose one run lost runs once more (its first run may have paid for what later ones
+// do not: pinned memory, a compilation of the CPU's kernel for a new range) and every `recheck`-th launch runs
+// both, so that the share and its time stay current.
+Warm::Way Warm::choose(double units, const ExecutorOptions& o, bool& learning) {
   ++launches;
+  learning = true;
   const bool cpu_none = share * units < 0.5, gpu_none = (1 - share) * units < 0.5;
   if (cpu_none || gpu_none) {
     const Way plan = cpu_none ? Way::gpu_alone : Way::cpu_alone;
     const Way other = cpu_none ? Way::cpu_alone : Way::gpu_alone;
-    return ms[int(plan)] > 0 && ms[int(other)] > 0 && ms[int(other)] < ms[int(plan)] ? other : plan;
+    if (runs[int(other)] == 0) {  // nothing to compare with: the plan
+      learning = runs[int(plan)] < 1;
+      return plan;
+    }
+    if (runs[int(plan)] == 0) return plan;
+    const Way best = ms[int(other)] < ms[int(plan)] ? other : plan, loser = best == plan ? other : plan;
+    if (runs[int(loser)] == 1) return loser;
+    learning = false;
+    return best;
   }
   if (both_runs < 1 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
-  if (share >= 1 - o.warm_explore && ms[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
-  if (share <= o.warm_explore && ms[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
+  if (share >= 1 - o.warm_explore && runs[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
+  if (share <= o.warm_explore && runs[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
   Way best = Way::both;
   for (Way w : {Way::cpu_alone, Way::gpu_alone})
-    if (ms[int(w)] > 0 && ms[int(w)] < ms[int(best)]) best = w;
+    if (runs[int(w)] > 0 && ms[int(w)] < ms[int(best)]) best = w;
+  for (Way w : {Way::both, Way::cpu_alone, Way::gpu_alone})
+    if (w != best && runs[int(w)] == 1) return w;
+  learning = false;
   return best;
 }
 // What a launch measured: the balanced share (replacing the learned one when that came from cold launches
 // only, whose probe chunks distort it, or when they disagree by more than 0.25, a sign that the earlier
 // launches paid for something this one did not, such as a first compilation), the rates, and the time of the
-// way it ran, for a warm launch or one that left a device out by choice. (A cold launch on both in which one device
-// ran nothing is not timed as the other alone: a first launch pays for what later ones do not, such as pinned
-// memory, and would make the other way look faster than it is.)
+// way it ran, for a warm launch or one that left a device out by choice: a way's second run replaces its first
+// (which may have paid for what later ones do not), later ones are averaged in. (A cold launch on both in which
+// one device ran nothing is not timed as the other alone, for the same reason.)
 void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms) {
   if (balanced >= 0) {
     const bool keep = share >= 0 && (measured_warm || !warm_launch) && std::abs(balanced - share) <= 0.25;
@@ -59,7 +73,8 @@ void Warm::learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, 
   if (gpu_r > 0) gpu_rate = gpu_r;
   if (!warm_launch && way == Way::both) return;
   double& m = ms[int(way)];
-  m = m > 0 ? 0.5 * (m + total_ms) : total_ms;
+  m = runs[int(way)] < 2 ? total_ms : 0.5 * (m + total_ms);
+  ++runs[int(way)];
   if (way == Way::both) ++both_runs;
 }
 
@@ -88,8 +103,12 @@ void Executor::Impl::warm_start(Launch& l) {
   Warm& learned = *l.learned;
   if (!learned.known()) {
     l.way = learned.untried(opt);
-    if (l.way == Warm::Way::both) return;  // cold
+    // The first cold launch learns the rates and the share; a later one (no device to time alone, or exploring
+    // off) runs as every launch will until both devices have run a chunk.
+    l.res.learning = l.way != Warm::Way::both || learned.share < 0;
+    if (l.way == Warm::Way::both) return;
     learned.alone_tried = true;
+    l.res.learning = true;
     l.res.left_out = true;  // the device that ran nothing runs alone, as at a configuration of it alone
     l.run_cpu = l.way == Warm::Way::cpu_alone;
     l.run_gpu = l.way == Warm::Way::gpu_alone;
@@ -100,7 +119,7 @@ void Executor::Impl::warm_start(Launch& l) {
     return;
   }
   const double s = learned.share;
-  l.way = learned.choose(double(units), opt);
+  l.way = learned.choose(double(units), opt, l.res.learning);
   l.res.warm = true;
   l.res.start_cpu_share = s;
   l.res.left_out = l.way != Warm::Way::both;
