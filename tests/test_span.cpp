@@ -40,9 +40,9 @@ std::string family_key(const syn::Params& p) {
 
 }  // namespace
 
-TEST_CASE("span: the set is 8 families x 4 γ x 5 rungs x 2 work-group sizes = 320, names unique and canonical") {
+TEST_CASE("span: the set is 9 families x 4 γ x 5 rungs x 2 work-group sizes = 360, names unique and canonical") {
   const auto set = syn::span_set();
-  REQUIRE(set.size() == 320);
+  REQUIRE(set.size() == 360);
   std::set<std::string> names;
   std::map<std::string, int> per_family;
   for (const auto& p : set) {
@@ -53,23 +53,31 @@ TEST_CASE("span: the set is 8 families x 4 γ x 5 rungs x 2 work-group sizes = 3
     CHECK(syn::parse_name(n) == p);  // round trip
     ++per_family[family_key(p)];
   }
-  CHECK(names.size() == 320);
-  CHECK(per_family ==
-        std::map<std::string, int>{
-            {"tri", 40}, {"mm", 40}, {"mmt", 40}, {"mvr", 40}, {"mvc", 40}, {"st1", 40}, {"st2", 40}, {"st4", 40}});
+  CHECK(names.size() == 360);
+  CHECK(per_family == std::map<std::string, int>{{"tri", 40},
+                                                 {"mm", 40},
+                                                 {"mmt", 40},
+                                                 {"mvr", 40},
+                                                 {"mvc", 40},
+                                                 {"st1", 40},
+                                                 {"st2", 40},
+                                                 {"st4", 40},
+                                                 {"gv", 40}});
   // Nesting order: family, γ, rung, work-group size.
   CHECK(syn::name(set[0]) == "tri_c0_s1_wg64");
   CHECK(syn::name(set[1]) == "tri_c0_s1_wg256");
   CHECK(syn::name(set[2]) == "tri_c0_s2_wg64");
   CHECK(syn::name(set[40 + 10]) == "mm_c4_s1_wg8x8");
   CHECK(syn::name(set[319]) == "st4_c64_s5_wg16x16");
+  CHECK(syn::name(set[320]) == "gv_c0_s1_wg64");  // added after the first sweeps: earlier indices are unchanged
+  CHECK(syn::name(set[359]) == "gv_c64_s5_wg256");
   // The paper set is untouched and separate.
   CHECK(syn::paper_set().size() == 1224);
   for (const auto& p : syn::paper_set()) REQUIRE_FALSE(p.span());
-  // 32 programs: one per family and γ.
+  // 36 programs: one per family and γ.
   std::set<std::string> programs;
   for (const auto& p : set) programs.insert(syn::program_name(p));
-  CHECK(programs.size() == 32);
+  CHECK(programs.size() == 36);
   CHECK(programs.count("span_st2_c16") == 1);
 }
 
@@ -88,6 +96,10 @@ TEST_CASE("span: names parse into their parameters and non-canonical spellings a
   CHECK(syn::parse_name("mvr_c0_s2_wg256").dim == 1);
   CHECK(syn::parse_name("mmt_c0_s1_wg8x8").family == syn::Family::matmul_bt);
   CHECK(syn::parse_name("tri_c200_s4_wg1024").gamma == 200);  // outside the set, inside the grammar
+  const syn::Params gv = syn::parse_name("gv_c16_s2_wg256");
+  CHECK(gv.family == syn::Family::gather);
+  CHECK(gv.dim == 1);
+  CHECK(gv.wg == 256);
 
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"mm_c8_s3_wg256", "did you mean 'mm_c8_s3_wg16x16'"},     // a 2D family's group spelled 1D
@@ -130,7 +142,7 @@ TEST_CASE("span: names parse into their parameters and non-canonical spellings a
 TEST_CASE("span: sizes grow by rung, rung 1 is about 0.5 ms and the top stays within the sweep's limits") {
   std::map<std::string, std::vector<syn::Params>> ladders;  // family, γ, wg -> rungs 1..5
   for (const auto& p : syn::span_set()) ladders[syn::pattern(p) + "/" + std::to_string(p.wg)].push_back(p);
-  REQUIRE(ladders.size() == 64);
+  REQUIRE(ladders.size() == 72);
   for (const auto& [key, rungs] : ladders) {
     INFO(key);
     REQUIRE(rungs.size() == 5);
@@ -186,6 +198,21 @@ TEST_CASE("span: specs describe the workload: arguments, launch, intensity, orie
   CHECK(mm.spec.local == std::vector<size_t>{16, 16});
   CHECK(mm.spec.meta.at("orientation") == "gpu");
   CHECK(syn::generate(syn::parse_name("mmt_c0_s1_wg8x8")).spec.meta.at("orientation") == "cpu");
+  // gv: K column indices per row, uniform over x's rows; x is read at random.
+  const syn::Workload gv = syn::generate(syn::parse_name("gv_c0_s3_wg64"), kTestScale);
+  const auto gn = syn::extents(syn::parse_name("gv_c0_s3_wg64"), kTestScale);
+  REQUIRE(gn.size() == 2);
+  CHECK(gn[1] == 16);
+  arg_names.clear();
+  for (const auto& a : gv.spec.args) arg_names.push_back(a.name);
+  CHECK(arg_names == std::vector<std::string>{"A", "C", "x", "y", "N", "K"});
+  CHECK(gv.spec.args[1].type == dop::ElemType::i32);
+  CHECK(gv.spec.args[1].count == gn[0] * gn[1]);
+  CHECK(gv.spec.args[1].init.fill == dop::Init::Fill::random_index);
+  CHECK(gv.spec.args[1].init.bound == gn[0]);
+  CHECK(gv.spec.global == std::vector<size_t>{(gn[0] + 63) / 64 * 64});  // a work-item per row
+  CHECK(gv.spec.meta.at("reuse") == "random");
+  CHECK(gv.spec.meta.at("orientation") == "cpu");
   // The span set's intensities run from the triad's 0.17 to thousands (products with long chains).
   double lo = 1e9, hi = 0;
   for (const auto& p : syn::span_set()) {
@@ -234,6 +261,24 @@ TEST_CASE("span: the reference computes the family's formula and refuses specs t
   double want = 0;
   for (size_t kk = 0; kk < k; ++kk) want += double(mi[0].as<float>()[2 * k + kk]) * mi[1].as<float>()[3 * k + kk];
   CHECK(mo[2].as<float>()[2 * nn + 3] == Approx(want).epsilon(1e-5));  // C[2][3] = row 2 of A . row 3 of B
+  // gv: row 5 of the sparse product, directly.
+  const syn::Workload gv = syn::generate(syn::parse_name("gv_c0_s1_wg64"), kTestScale);
+  const auto go = dop::run_reference(gv.spec);
+  const auto gi = dop::make_args(gv.spec);
+  const size_t gk = size_t(gv.spec.args[5].value), gn = size_t(gv.spec.args[4].value);
+  double gwant = 0;
+  std::set<int32_t> columns;
+  for (size_t kk = 0; kk < gk; ++kk) {
+    const int32_t c = gi[1].as<int32_t>()[5 * gk + kk];
+    REQUIRE((c >= 0 && size_t(c) < gn));
+    columns.insert(c);
+    gwant += double(gi[0].as<float>()[5 * gk + kk]) * gi[2].as<float>()[c];
+  }
+  CHECK(columns.size() > 1);  // at random, not one column
+  CHECK(go[3].as<float>()[5] == Approx(gwant).epsilon(1e-5));
+  dop::Spec bad_index = gv.spec;  // a column outside x is refused, not read
+  bad_index.args[1].init.bound = gn + 1000000;
+  CHECK_THROWS_WITH(dop::run_reference(bad_index), Catch::Contains("is not a row of x"));
   // A spec whose arguments do not fit the name.
   dop::Spec broken = mmt.spec;
   broken.args[1].count = 5;
@@ -246,13 +291,13 @@ TEST_CASE("span: the reference computes the family's formula and refuses specs t
 TEST_CASE("dop synth list/emit --set span") {
   const auto list = run_command(dop_binary() + " synth list --set span");
   REQUIRE(list.rc == 0);
-  CHECK(std::count(list.out.begin(), list.out.end(), '\n') == 320);
+  CHECK(std::count(list.out.begin(), list.out.end(), '\n') == 360);
   CHECK_THAT(list.out, Catch::StartsWith("tri_c0_s1_wg64\ntri_c0_s1_wg256\n"));
   const std::string dir = std::string(DOP_BINARY_DIR) + "/span_emit_test";
   const auto emit = run_command(dop_binary() + " synth emit --all --set span --scale 0.001 --out " + dir);
   INFO(emit.out);
   REQUIRE(emit.rc == 0);
-  CHECK_THAT(emit.out, Catch::Contains("wrote 320 workload specs and 32 kernels"));
+  CHECK_THAT(emit.out, Catch::Contains("wrote 360 workload specs and 36 kernels"));
   const dop::Spec s = dop::load_spec(dir + "/st4_c64_s2_wg16x16.json");
   CHECK(dop::read_kernel_source(s) == syn::kernel_source(syn::parse_name("st4_c64_s2_wg16x16")));
   const auto one = run_command(dop_binary() + " synth emit mm_c8_s3_wg256 --out " + dir);
@@ -261,16 +306,16 @@ TEST_CASE("dop synth list/emit --set span") {
 }
 
 TEST_CASE("dop sweep --set span: a sample of every family validates at every configuration of the grid") {
-  // 40 workloads spread over the set sorted by name: five of each family, together every γ and every rung, each at
+  // 45 workloads spread over the set sorted by name: five of each family, together every γ and every rung, each at
   // all 44 configurations, validated against its reference (a wrong output makes its row invalid). The other
   // work-group size is validated on one device in test_synthetic_run.cpp.
   const std::string out = std::string(DOP_BINARY_DIR) + "/span_sweep_test.csv";
   std::remove(out.c_str());
-  const auto r = run_command(dop_binary() + " sweep --set span --scale 0.001 --sample 40 --repeat 1 --warmup 0 " +
+  const auto r = run_command(dop_binary() + " sweep --set span --scale 0.001 --sample 45 --repeat 1 --warmup 0 " +
                              "--platform-id test --out " + out);
   INFO(r.out);
   REQUIRE(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("1760 rows written, 0 already present, 0 invalid"));
+  CHECK_THAT(r.out, Catch::Contains("1980 rows written, 0 already present, 0 invalid"));
   std::ifstream f(out);
   std::string line;
   std::getline(f, line);
@@ -290,8 +335,8 @@ TEST_CASE("dop sweep --set span: a sample of every family validates at every con
     rungs.insert(std::to_string(p.size));
     ++rows;
   }
-  CHECK(rows == 1760);
-  CHECK(families == std::set<std::string>{"tri", "mm", "mmt", "mvr", "mvc", "st1", "st2", "st4"});
+  CHECK(rows == 1980);
+  CHECK(families == std::set<std::string>{"tri", "mm", "mmt", "mvr", "mvc", "st1", "st2", "st4", "gv"});
   CHECK(gammas == std::set<std::string>{"0", "4", "16", "64"});
   CHECK(rungs == std::set<std::string>{"1", "2", "3", "4", "5"});
 }

@@ -361,7 +361,7 @@ TEST_CASE("dop sweep --configs N measures N configurations per workload, the cor
 TEST_CASE("dop sweep --match sweeps the workloads of a set whose names match, and refuses a pattern that fits none") {
   const std::string out = tmp("matched.csv");
   std::remove(out.c_str());
-  // Two of the span set's 320: rung 1 of tri at γ 0, both work-group sizes; 3 configurations each.
+  // Two of the span set's 360: rung 1 of tri at γ 0, both work-group sizes; 3 configurations each.
   auto r = run_command(dop_binary() + " sweep --set span --match '^tri_c0_s1_' --scale 0.001 --configs 3 " +
                        "--repeat 1 --warmup 0 --platform-id test --out " + out);
   INFO(r.out);
@@ -380,7 +380,7 @@ TEST_CASE("dop sweep --match sweeps the workloads of a set whose names match, an
 
   r = run_command(dop_binary() + " sweep --set span --match '^nothing_' --out " + tmp("matched_none.csv"));
   CHECK(r.rc != 0);
-  CHECK_THAT(r.out, Catch::Contains("--match '^nothing_': none of the 320 workloads' names matches"));
+  CHECK_THAT(r.out, Catch::Contains("--match '^nothing_': none of the 360 workloads' names matches"));
   r = run_command(dop_binary() + " sweep --set span --match '(' --out " + tmp("matched_bad.csv"));
   CHECK(r.rc != 0);
   CHECK_THAT(r.out, Catch::Contains("--match '(': not a regular expression"));

@@ -218,6 +218,7 @@ SPAN_FAMILY_TEST("mvc")
 SPAN_FAMILY_TEST("st1")
 SPAN_FAMILY_TEST("st2")
 SPAN_FAMILY_TEST("st4")
+SPAN_FAMILY_TEST("gv")
 
 TEST_CASE("synthetic: the validation detects a wrong result") {
   // The comparison must be able to fail: a small error in one element of a float output (1e-3, or 1e-4 of the value

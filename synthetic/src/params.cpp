@@ -72,6 +72,8 @@ const char* family_name(Family f) {
       return "mvc";
     case Family::stencil:
       return "st";
+    case Family::gather:
+      return "gv";
   }
   return "?";
 }

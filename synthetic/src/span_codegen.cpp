@@ -39,6 +39,9 @@ const char* summary(const Params& p) {
     case Family::matvec_cols:
       return "mvc: y[j] = sum_i f(A[i][j]*x[i]) (A M x N); a work-item per column: neighbouring work-items read "
              "neighbouring elements, a strided column per work-item";
+    case Family::gather:
+      return "gv: y[i] = sum_k f(A[i*K + k] * x[C[i*K + k]]) (K entries per row at random columns C); a work-item per "
+             "row: A and C contiguous per work-item, x read at random";
     default:
       return "st<r>: Out[i][j] = sum over the star of radius r of f(w_d * In[..]), w_0 = 0.5, w_d = 0.5/2^d; a "
              "work-item per point, the border (r wide) not written";
@@ -99,6 +102,19 @@ std::string span_kernel_source(const Params& p) {
       w.close();
       break;
     }
+    case Family::gather:
+      o << "__kernel void " << kname << "(__global const float* A, __global const int* C, __global const float* x, "
+        << "__global float* y, int N, int K" << chain_args << ") {\n";
+      w.line("const int i = (int)get_global_id(0);");
+      w.open("if (i < N)");
+      w.line("float acc = 0.0f;");
+      w.line("float t;");
+      w.open("for (int k = 0; k < K; k++)");
+      term(w, "A[i * K + k] * x[C[i * K + k]]", g);
+      w.close();
+      w.line("y[i] = acc;");
+      w.close();
+      break;
     default: {  // stencil
       const std::string R = std::to_string(p.radius);
       o << "__kernel void " << kname << "(__global const float* In, __global float* Out, int M, int N" << chain_args

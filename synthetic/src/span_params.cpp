@@ -1,5 +1,5 @@
 // The span families' parameters: validation, names (print and parse), the set and launch shapes.
-// Grammar: <family>_c<γ>_s<rung>_wg<size> (1D) or _wg<x>x<y> (2D); family tri, mm, mmt, mvr, mvc or st<r>.
+// Grammar: <family>_c<γ>_s<rung>_wg<size> (1D) or _wg<x>x<y> (2D); family tri, mm, mmt, mvr, mvc, st<r> or gv.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,8 +15,8 @@ constexpr int kMaxChain = 256;  // γ: dependent FMAs per term
 constexpr int kMaxRadius = 8;
 constexpr int kSpanRungs = 5;
 
-const Family kSpanFamilies[] = {Family::triad,       Family::matmul,      Family::matmul_bt,
-                                Family::matvec_rows, Family::matvec_cols, Family::stencil};
+const Family kSpanFamilies[] = {Family::triad,       Family::matmul,  Family::matmul_bt, Family::matvec_rows,
+                                Family::matvec_cols, Family::stencil, Family::gather};
 
 // The family part of a name: "mm", "st2".
 std::string family_token(const Params& p) {
@@ -65,8 +65,9 @@ std::string span_program_name(const Params& p) { return "span_" + span_pattern(p
 
 Params parse_span_name(const std::string& text) {
   const std::string where = "span workload '" + text + "': ";
-  const std::string form = "expected <family>_c<γ>_s<rung>_wg<size> (family tri, mm, mmt, mvr, mvc or st<r>), e.g. " +
-                           std::string("mm_c8_s3_wg16x16 or mvr_c0_s2_wg256");
+  const std::string form =
+      "expected <family>_c<γ>_s<rung>_wg<size> (family tri, mm, mmt, mvr, mvc, st<r> or gv), e.g. " +
+      std::string("mm_c8_s3_wg16x16 or mvr_c0_s2_wg256");
   const std::vector<std::string> tok = name_parts(text);
   Params p;
   bool known = false;
@@ -126,8 +127,8 @@ Params parse_span_name(const std::string& text) {
 
 void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vector<size_t>& global,
                        std::vector<size_t>& local) {
-  // Extents: {N} (tri), {M, N, K} (mm, mmt), {M, N} (mvr, mvc, stencils). Work-items: one per output element;
-  // 2D launches run dimension 0 along a row of the output (its columns), dimension 1 down its rows.
+  // Extents: {N} (tri), {M, N, K} (mm, mmt), {M, N} (mvr, mvc, stencils), {N, K} (gv). Work-items: one per output
+  // element; 2D launches run dimension 0 along a row of the output (its columns), dimension 1 down its rows.
   const size_t want = p.family == Family::triad                                     ? 1
                       : p.family == Family::matmul || p.family == Family::matmul_bt ? 3
                                                                                     : 2;
@@ -136,6 +137,7 @@ void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vecto
   switch (p.family) {
     case Family::triad:
     case Family::matvec_rows:
+    case Family::gather:
       items = {n[0]};
       break;
     case Family::matvec_cols:
@@ -154,7 +156,7 @@ void span_launch_shape(const Params& p, const std::vector<size_t>& n, std::vecto
 
 std::vector<Params> span_set() {
   std::vector<Params> set;
-  set.reserve(320);
+  set.reserve(360);
   auto add = [&](Family f, int radius) {
     for (int gamma : {0, 4, 16, 64})
       for (int rung = 1; rung <= kSpanRungs; ++rung)
@@ -175,6 +177,7 @@ std::vector<Params> span_set() {
   add(Family::matvec_rows, 0);
   add(Family::matvec_cols, 0);
   for (int r : {1, 2, 4}) add(Family::stencil, r);
+  add(Family::gather, 0);
   return set;
 }
 

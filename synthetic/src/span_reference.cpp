@@ -142,6 +142,27 @@ void stencil(const Args& a, const Chain& f, int radius) {
   });
 }
 
+void gather(const Spec& spec, const Args& a, const std::vector<ArgData>& args, const Chain& f) {
+  const size_t n = a.extent("N"), k = a.extent("K");
+  const float* A = a.buffer("A", n * k);
+  const float* x = a.buffer("x", n);
+  float* y = a.buffer("y", n);
+  const size_t ci = find_arg(spec, "C", ArgKind::buffer);
+  if (spec.args[ci].type != ElemType::i32 || spec.args[ci].count < n * k || args[ci].bytes < n * k * sizeof(int32_t))
+    fail(spec, "buffer 'C' must be int with " + std::to_string(n * k) + " elements");
+  const int32_t* C = args[ci].as<int32_t>();
+  for (size_t e = 0; e < n * k; ++e)
+    if (C[e] < 0 || size_t(C[e]) >= n)
+      fail(spec, "C[" + std::to_string(e) + "] = " + std::to_string(C[e]) + " is not a row of x");
+  parallel_for(n, double(n) * double(k) * (1 + f.gamma), [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      float acc = 0.0f;
+      for (size_t j = 0; j < k; ++j) acc += f(A[i * k + j] * x[C[i * k + j]]);
+      y[i] = acc;
+    }
+  });
+}
+
 }  // namespace
 
 void span_reference(const Params& p, const Spec& spec, std::vector<ArgData>& args) {
@@ -161,6 +182,8 @@ void span_reference(const Params& p, const Spec& spec, std::vector<ArgData>& arg
     case Family::matvec_rows:
     case Family::matvec_cols:
       return matvec(a, f, p.family == Family::matvec_rows);
+    case Family::gather:
+      return gather(spec, a, args, f);
     default:
       return stencil(a, f, p.radius);
   }

@@ -30,6 +30,7 @@ struct Platform {
   double cpu_mm_flops = 8e9;        // gemm: 18 GFLOP/s at n = 512, 6 at n = 1024 (multiply-adds of a naive product)
   double cpu_mmt_flops = 16e9;      // assumed: both operands along rows per work-item (not measured)
   double cpu_chain_flops = 1.0e12;  // assumed: dependent FMAs over 16 AVX-512 cores, vectorized across work-items
+  double cpu_gather_bps = 17e9;     // spmv, pagerank at n = 4M, 64 per row: 2.1 GB of compulsory traffic in 120-125 ms
   // GPU, the whole H100, inputs copied in and the output copied out.
   double gpu_fixed_s = 0.20e-3;       // the real kernels' fastest GPU rows at small size
   double gpu_copy_bps = 33e9;         // host<->GPU in the sweep: 30-49 GB/s effective (55 pinned, platform.json)
@@ -37,6 +38,7 @@ struct Platform {
   double gpu_mm_flops = 2e12;         // gemm at n = 1024: about 1.8 TFLOP/s including the copies
   double gpu_mmt_flops = 0.7e12;      // assumed: B read along rows per work-item (uncoalesced)
   double gpu_chain_flops = 25e12;     // assumed: half of the 50 TFLOP/s fp32 for dependent chains
+  double gpu_gather_bps = 400e9;      // assumed: a 4-byte gather per 32-byte sector, a third of the triad's
   double gpu_iter_s = 0.25e-6;        // a reduction step per wave of resident work-items (atax2, mvt2: 0.2-0.3 us)
   double gpu_fma_latency_s = 2.4e-9;  // a dependent FMA in that step (4 cycles at 1.7 GHz)
   double gpu_resident = 132 * 2048;   // work-items resident at once (132 SMs x 2048)
@@ -59,15 +61,19 @@ constexpr int kRungs = 5;
 
 bool product(Family f) { return f == Family::matmul || f == Family::matmul_bt; }
 
+// gv: the entries per row (a sparse matrix's row length; spmv and pagerank in the real set have 64).
+constexpr double kGatherRow = 16;
+
 // Extents at a real-valued size n (square problems: M = N = K = n; tri: N = n).
 std::vector<double> extents_at(const Params& p, double n) {
   if (p.family == Family::triad) return {n};
   if (product(p.family)) return {n, n, n};
+  if (p.family == Family::gather) return {n, kGatherRow};
   return {n, n};
 }
 
-// How the work grows with n: n (tri), n^2 (matrix-vector, stencils), n^3 (products).
-int work_exponent(Family f) { return f == Family::triad ? 1 : product(f) ? 3 : 2; }
+// How the work grows with n: n (tri, gv), n^2 (matrix-vector, stencils), n^3 (products).
+int work_exponent(Family f) { return f == Family::triad || f == Family::gather ? 1 : product(f) ? 3 : 2; }
 
 SpanCost cost_at(const Params& p, const std::vector<double>& n) {
   const Platform& P = kPlatform;
@@ -98,6 +104,13 @@ SpanCost cost_at(const Params& p, const std::vector<double>& n) {
       items = out;
       steps = p.family == Family::matvec_rows ? n[1] : n[0];
       break;
+    case Family::gather:  // A and C: K per row; x; y
+      in = 2 * n[0] * n[1] + n[0];
+      out = n[0];
+      c.terms = n[0] * n[1];
+      items = n[0];
+      steps = n[1];
+      break;
     default: {  // stencil: interior points only
       const double r = p.radius;
       const double interior = std::max(0.0, n[0] - 2 * r) * std::max(0.0, n[1] - 2 * r);
@@ -125,9 +138,11 @@ SpanCost cost_at(const Params& p, const std::vector<double>& n) {
       const double bps = p.family == Family::triad         ? P.cpu_stream_bps
                          : p.family == Family::matvec_rows ? P.cpu_rows_bps
                          : p.family == Family::matvec_cols ? P.cpu_cols_bps
+                         : p.family == Family::gather      ? P.cpu_gather_bps
                                                            : P.cpu_stencil_bps;
       cpu = std::max(c.bytes / bps, c.flops / P.cpu_chain_flops);
-      gpu = std::max(c.bytes / P.gpu_stream_bps, c.flops / P.gpu_chain_flops);
+      gpu = std::max(c.bytes / (p.family == Family::gather ? P.gpu_gather_bps : P.gpu_stream_bps),
+                     c.flops / P.gpu_chain_flops);
       break;
     }
   }
@@ -178,8 +193,10 @@ std::vector<size_t> span_extents(const Params& p, double scale) {
   const double step = p.family == Family::triad ? 256 : 16;
   const double least = p.family == Family::stencil ? std::max(16.0, 4.0 * p.radius) : step;
   const double rounded = std::max(least, std::floor(n / step) * step);
-  // Every buffer is indexed with 32-bit ints: the largest has n (tri) or n^2 elements.
-  const double largest = p.family == Family::triad ? rounded : rounded * rounded;
+  // Every buffer is indexed with 32-bit ints: the largest has n (tri), n K (gv) or n^2 elements.
+  const double largest = p.family == Family::triad    ? rounded
+                         : p.family == Family::gather ? rounded * kGatherRow
+                                                      : rounded * rounded;
   if (largest > double(INT_MAX))
     bad(span_name(p) + ": scale " + std::to_string(scale) + " gives buffers of " + std::to_string(largest) +
         " elements, more than 32-bit indices allow");

@@ -54,6 +54,8 @@ const char* reuse(Family f) {
     case Family::matvec_rows:
     case Family::matvec_cols:
       return "vector";
+    case Family::gather:
+      return "random";  // x, K times per row on average, at random places
     default:
       return "stencil";
   }
@@ -65,6 +67,7 @@ const char* orientation(Family f) {
       return "gpu";  // coalesced across neighbouring work-items, strided per work-item
     case Family::matmul_bt:
     case Family::matvec_rows:
+    case Family::gather:
       return "cpu";  // contiguous per work-item, strided across neighbouring work-items
     default:
       return "both";
@@ -98,6 +101,24 @@ void span_spec(const Params& p, const std::vector<size_t>& n, double scale, Work
                 output("y", rows ? n[0] : n[1]), scalar("M", ElemType::i32, double(n[0])),
                 scalar("N", ElemType::i32, double(n[1]))};
       terms_per_output = double(rows ? n[1] : n[0]);
+      break;
+    }
+    case Family::gather: {
+      ArgSpec cols;  // K column indices per row, uniform over the rows of x
+      cols.name = "C";
+      cols.type = ElemType::i32;
+      cols.count = n[0] * n[1];
+      cols.access = Access::read;
+      cols.init.fill = Init::Fill::random_index;
+      cols.init.seed = seed(s.name + "/C");
+      cols.init.bound = n[0];
+      s.args = {input(s.name, "A", n[0] * n[1]),
+                cols,
+                input(s.name, "x", n[0]),
+                output("y", n[0]),
+                scalar("N", ElemType::i32, double(n[0])),
+                scalar("K", ElemType::i32, double(n[1]))};
+      terms_per_output = double(n[1]);
       break;
     }
     default:

@@ -29,8 +29,9 @@ enum class Family {
   matvec_rows,  ///< mvr: y = A*x, a work-item per row (a contiguous row per work-item)
   matvec_cols,  ///< mvc: y = A^T*x, a work-item per column (neighbouring work-items read neighbouring elements)
   stencil,      ///< st<r>: a 2D star stencil of radius r, a work-item per interior point
+  gather,       ///< gv: y = A*x for a sparse A of K entries per row at random columns (x read at random)
 };
-/// "elementwise", "tri", "mm", "mmt", "mvr", "mvc", "st" (the stencil's name part takes its radius: st2).
+/// "elementwise", "tri", "mm", "mmt", "mvr", "mvc", "st", "gv" (the stencil's name part takes its radius: st2).
 const char* family_name(Family f);
 
 /// One workload. Defaults: 1mat3d_d1_float_s1_wg64. A span workload sets `family`, `gamma`, `radius` (stencils),
@@ -82,8 +83,8 @@ const std::vector<std::string>& paper_patterns();
 std::vector<Params> paper_set();
 /// The paper set followed by the extension workloads (docs/synthetic.md lists them).
 std::vector<Params> extended_set();
-/// The span set: tri, mm, mmt, mvr, mvc, st1, st2, st4 x γ {0, 4, 16, 64} x rungs 1..5 x two work-group sizes
-/// (64/256 for 1D, 8x8/16x16 for 2D) = 320 workloads, in that nesting order.
+/// The span set: tri, mm, mmt, mvr, mvc, st1, st2, st4, gv x γ {0, 4, 16, 64} x rungs 1..5 x two work-group sizes
+/// (64/256 for 1D, 8x8/16x16 for 2D) = 360 workloads, in that nesting order (gv last: added after the first sweeps).
 std::vector<Params> span_set();
 
 /// Name of the kernel function and of the .cl file (without extension) shared by all workloads that differ only in
