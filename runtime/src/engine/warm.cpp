@@ -108,7 +108,6 @@ void Executor::Impl::warm_start(Launch& l) {
     l.res.learning = l.way != Warm::Way::both || learned.share < 0;
     if (l.way == Warm::Way::both) return;
     learned.alone_tried = true;
-    l.res.learning = true;
     l.res.left_out = true;  // the device that ran nothing runs alone, as at a configuration of it alone
     l.run_cpu = l.way == Warm::Way::cpu_alone;
     l.run_gpu = l.way == Warm::Way::gpu_alone;
