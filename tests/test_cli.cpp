@@ -224,4 +224,7 @@ TEST_CASE("dop characterize writes a platform record with positive measurements"
   // Peak operation rates (the estimate's compute roof): per CPU core, and of the whole GPU.
   for (const char* k : {"peak_gops_float_per_core", "peak_gops_int_per_core"}) CHECK(j["cpu"][k].get<double>() > 0);
   for (const char* k : {"peak_gops_float", "peak_gops_int"}) CHECK(j["gpu"][k].get<double>() > 0);
+  // Random access (the estimate's share of traffic at data-dependent addresses).
+  CHECK(j["cpu"]["gather_gbs"].get<double>() > 0);
+  CHECK(j["gpu"]["gather_gbs"].get<double>() > 0);
 }

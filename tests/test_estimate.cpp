@@ -119,6 +119,25 @@ TEST_CASE("the estimate on hand-computed cases", "[estimate]") {
     in.data_on_gpu = true;
     CHECK(estimate_ms(f, in, {0, 0.25}, kCores) == Approx(0.024 + 0.02));
   }
+  SECTION("random accesses move at the gather bandwidths, where the platform has them") {
+    EstimateInputs in = streaming();
+    in.data_on_gpu = true;
+    in.random_share = 0.25;  // a quarter of the memory operations at data-dependent addresses
+    // Not measured (0): every byte at the streaming bandwidths, as before.
+    CHECK(estimate_ms(f, in, {1, 0}, kCores) == Approx(0.2));
+    CHECK(estimate_ms(f, in, {0, 1}, kCores) == Approx(0.032));
+    PlatformFigures g = f;
+    g.cpu_gather_gbs = 8;  // a tenth of the CPU's triad at all cores
+    g.gpu_gather_gbs = 250;
+    // CPU: 9e6 bytes at 80 GB/s + 3e6 at 8 GB/s = 0.1125 + 0.375 ms, + 50 us.
+    CHECK(estimate_ms(g, in, {1, 0}, kCores) == Approx(0.1125 + 0.375 + 0.05));
+    // At 4 cores the triad is 40 of 80 GB/s, and the gather half of its figure too: 0.225 + 0.75 ms.
+    CHECK(estimate_ms(g, in, {0.25, 0}, kCores) == Approx(0.225 + 0.75 + 0.05));
+    // GPU: 9e6 at 1000 GB/s + 3e6 at 250 GB/s = 0.009 + 0.012 ms, + 20 us.
+    CHECK(estimate_ms(g, in, {0, 1}, kCores) == Approx(0.009 + 0.012 + 0.02));
+    in.random_share = 0;  // a kernel without random accesses is unchanged
+    CHECK(estimate_ms(g, in, {1, 0}, kCores) == Approx(0.2));
+  }
   SECTION("two devices of equal rates share the work and finish together") {
     PlatformFigures g = f;
     g.gpu_triad_gbs = 80;  // the GPU streams as fast as 16 cores
@@ -171,8 +190,15 @@ TEST_CASE("the estimate's inputs come from the code features and the launch", "[
   CHECK(in.traffic_per_item() == 20);
   CHECK(in.float_ops_per_item == 3);
   CHECK(in.known());
+  CHECK(in.random_share == 0);  // no mem_random feature
   // Nothing of the memory: unknown.
   CHECK_FALSE(estimate_inputs(estimate_keys({code_feature("arith_float")}), without, l).known());
+  // The random share: mem_random over every class of global memory operation (SpMV's x[col[k]]: 1 of 5).
+  const EstimateKeys kr =
+      estimate_keys({code_feature("mem_constant"), code_feature("mem_continuous"), code_feature("mem_stride"),
+                     code_feature("mem_random"), code_feature("global_bytes_per_item")});
+  const double spmv[] = {0, 4, 0, 1, 24};
+  CHECK(estimate_inputs(kr, spmv, l).random_share == Approx(0.2));
 }
 
 TEST_CASE("the predictor's estimate features are the estimate", "[estimate]") {
@@ -241,6 +267,8 @@ TEST_CASE("the estimate's figures travel in the model file", "[estimate]") {
     refuse([](auto& j) { j["estimate"]["gpu_triad_gbs"] = "fast"; }, "$.estimate.gpu_triad_gbs: not a number");
     refuse([](auto& j) { j["estimate"]["h2d_gbs"] = -50; }, "$.estimate.h2d_gbs: not a finite positive number");
     refuse([](auto& j) { j["estimate"].erase("d2h_gbs"); }, "$.estimate.d2h_gbs: missing");
+    refuse([](auto& j) { j["estimate"]["cpu_gather_gbs"] = -3; },
+           "$.estimate.cpu_gather_gbs: not a finite non-negative number");
     refuse([](auto& j) { j["estimate"]["cpu_triad_gbs_by_cores"][1]["cores"] = 1; },
            "$.estimate.cpu_triad_gbs_by_cores[1].cores: core counts must be >= 1 and increase");
     refuse([](auto& j) { j["estimate"]["defaults"] = "none"; }, "$.estimate.defaults: not an array");
@@ -257,14 +285,29 @@ TEST_CASE("the estimate's figures come from a platform record, defaults named", 
   CHECK(f.h2d_gbs == Approx(54.7).epsilon(1e-3));  // pinned: the runtime stages into pinned memory
   CHECK(f.gpu_launch_us == Approx(18.6).epsilon(1e-2));
   CHECK(f.cpu_gops_float == Approx(8.906).epsilon(1e-3));  // per core, measured (dop characterize), not a default
-  CHECK(f.defaults.empty());
+  // The record predates the gather bandwidths: they are 0 (random accesses cost what streaming ones do), and named.
+  CHECK(f.cpu_gather_gbs == 0);
+  CHECK(f.gpu_gather_gbs == 0);
+  CHECK(f.defaults == std::vector<std::string>{"cpu_gather_gbs", "gpu_gather_gbs"});
   // A record that predates the peak rates: those four are defaults, and say so.
   auto old_record = nlohmann::json::parse(dop::test::read_file(rec));
   for (const char* k : {"peak_gops_float_per_core", "peak_gops_int_per_core"}) old_record["cpu"].erase(k);
   for (const char* k : {"peak_gops_float", "peak_gops_int"}) old_record["gpu"].erase(k);
   CHECK(PlatformFigures::from_record(old_record.dump(), rec).defaults ==
-        std::vector<std::string>{"cpu_gops_float_per_core", "cpu_gops_int_per_core", "gpu_gops_float", "gpu_gops_int"});
-  CHECK(PlatformFigures::from_record("{}", "empty").defaults.size() == 12);
+        std::vector<std::string>{"cpu_gops_float_per_core", "cpu_gops_int_per_core", "gpu_gops_float", "gpu_gops_int",
+                                 "cpu_gather_gbs", "gpu_gather_gbs"});
+  CHECK(PlatformFigures::from_record("{}", "empty").defaults.size() == 14);
+  // A record with them (dop characterize since 2026-11-27) is read.
+  auto new_record = nlohmann::json::parse(dop::test::read_file(rec));
+  new_record["cpu"]["gather_gbs"] = 9.5;
+  new_record["gpu"]["gather_gbs"] = 310.0;
+  const PlatformFigures n = PlatformFigures::from_record(new_record.dump(), rec);
+  CHECK(n.cpu_gather_gbs == 9.5);
+  CHECK(n.gpu_gather_gbs == 310.0);
+  CHECK(n.defaults.empty());
+  new_record["gpu"]["gather_gbs"] = -1.0;
+  CHECK_THROWS_WITH(PlatformFigures::from_record(new_record.dump(), rec),
+                    Catch::Contains("gpu_gather_gbs: not a finite non-negative number"));
   CHECK_THROWS_WITH(PlatformFigures::from_record("{\"gpu\": {\"triad_gbs\": \"x\"}}", "p.json"),
                     Catch::Contains("p.json: gpu.triad_gbs: not a number"));
   CHECK_THROWS_WITH(PlatformFigures::from_record("[", "p.json"), Catch::Contains("p.json: not a JSON object"));

@@ -202,7 +202,7 @@ TEST_CASE("dop train --estimate adds the estimate features and carries the platf
   const auto m = parse(read_file(model));
   CHECK(m["estimate"]["gpu_triad_gbs"] == 40);         // from the record
   CHECK(m["platform"]["devices"] == "a cpu + a gpu");  // the record's devices: on them, no warning
-  CHECK(m["estimate"]["defaults"].size() == 11);       // every other figure: a default, named
+  CHECK(m["estimate"]["defaults"].size() == 13);       // every other figure: a default, named
   CHECK(m["features"][m["features"].size() - 2]["name"] == "est_rel");
   CHECK(m["features"][m["features"].size() - 1]["name"] == "est_best_ms");
   r = run_command(dop_binary() + " eval " + model + " " + kData);

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "dop/runtime.hpp"
 #include "dop/platform.hpp"
+#include "dop/runtime.hpp"
 
 namespace dop::cli {
 
@@ -33,6 +33,11 @@ __kernel void triad(__global float* a, __global const float* b, __global const f
   a[i] = b[i] + s * c[i];
 }
 __kernel void nop(__global int* x) { }
+// Random access: each work-item reads one element of x at a random place (idx, uniform over x).
+__kernel void gather(__global float* out, __global const float* x, __global const uint* idx) {
+  size_t i = get_global_id(0);
+  out[i] = x[idx[i]];
+}
 // Peak operation rates: 8 independent chains of dependent multiply-adds per work-item (2 operations each, as the
 // code features count them), over many work-items.
 #define PEAK(NAME, T)                                                       \
@@ -78,6 +83,42 @@ double triad_gbs(cl_device_id dev, size_t n, int repeat) {
   cl::set_arg(k, 1, bb);
   cl::set_arg(k, 2, c);
   cl::set_arg(k, 3, s);
+  double best = 1e300;
+  for (int r = 0; r < repeat + 1; ++r) {
+    auto ev = cl::enqueue_ndrange(b.q, k, {n}, {64});
+    const double ms = cl::event_times(ev).run_ms();
+    if (r > 0) best = std::min(best, ms);  // the first run pays first-touch costs
+  }
+  return 3.0 * double(bytes) / (best * 1e6);
+}
+
+// Best gather bandwidth (GB/s) over `repeat` runs on device-resident buffers: n work-items, each reading its index
+// and one float of an n-element x at a random place and writing one float (12 bytes of compulsory traffic; a cache
+// line or a sector moves for the 4 bytes of x, which is the cost the estimate needs).
+double gather_gbs(cl_device_id dev, size_t n, int repeat) {
+  Bench b(dev);
+  auto k = cl::create_kernel(b.prog, "gather");
+  const size_t bytes = n * sizeof(float);
+  std::vector<cl_uint> idx(n);
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (auto& v : idx) {  // splitmix64: uniform indices, the same on every run
+    state += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    v = cl_uint((z ^ (z >> 31)) % n);
+  }
+  cl::Buffer Out = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
+             X = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
+             I = cl::create_buffer(b.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, idx.data());
+  const float one = 1.0f;
+  for (auto* m : {&Out, &X})
+    cl::check(clEnqueueFillBuffer(b.q.get(), m->get(), &one, sizeof one, 0, bytes, 0, nullptr, nullptr),
+              "clEnqueueFillBuffer");
+  cl_mem o = Out.get(), x = X.get(), i = I.get();
+  cl::set_arg(k, 0, o);
+  cl::set_arg(k, 1, x);
+  cl::set_arg(k, 2, i);
   double best = 1e300;
   for (int r = 0; r < repeat + 1; ++r) {
     auto ev = cl::enqueue_ndrange(b.q, k, {n}, {64});
@@ -227,6 +268,8 @@ void run_characterize(const CharFlags& f) {
     bw.push_back({{"cores", c}, {"triad_gbs", g}});
   }
   rec["cpu"]["triad_gbs_by_cores"] = bw;
+  rec["cpu"]["gather_gbs"] = gather_gbs(sel.cpu->device, n, f.repeat);
+  std::printf("  cpu gather %.1f GB/s (all cores)\n", rec["cpu"]["gather_gbs"].get<double>());
   rec["cpu"]["launch_latency_us"] = launch_latency_us(sel.cpu->device);
   std::printf("  cpu launch latency %.1f us\n", rec["cpu"]["launch_latency_us"].get<double>());
   // Peak rates at all cores, per core (the estimate scales them by the configuration's cores).
@@ -240,6 +283,8 @@ void run_characterize(const CharFlags& f) {
   if (sel.gpu) {
     rec["gpu"] = device_record(*sel.gpu);
     rec["gpu"]["triad_gbs"] = triad_gbs(sel.gpu->device, n, f.repeat);
+    rec["gpu"]["gather_gbs"] = gather_gbs(sel.gpu->device, n, f.repeat);
+    std::printf("  gpu gather %.1f GB/s\n", rec["gpu"]["gather_gbs"].get<double>());
     rec["gpu"]["launch_latency_us"] = launch_latency_us(sel.gpu->device);
     std::printf("  gpu triad %.1f GB/s, launch latency %.1f us\n", rec["gpu"]["triad_gbs"].get<double>(),
                 rec["gpu"]["launch_latency_us"].get<double>());

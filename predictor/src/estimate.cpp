@@ -40,10 +40,31 @@ DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double c
   return cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores));
 }
 
+namespace {
+
+// Seconds a work-item's traffic takes: the streaming share at `stream_gbs`, the random share at `gather_gbs` (0: not
+// measured, the streaming bandwidth stands for it).
+double memory_seconds(const EstimateInputs& in, double stream_gbs, double gather_gbs) {
+  const double traffic = in.traffic_per_item();
+  if (!(gather_gbs > 0) || !(in.random_share > 0)) return traffic / (stream_gbs * kGiga);
+  return traffic * (1 - in.random_share) / (stream_gbs * kGiga) + traffic * in.random_share / (gather_gbs * kGiga);
+}
+
+double max_triad_gbs(const PlatformFigures& f) {
+  double best = 0;
+  for (const auto& b : f.cpu_triad_gbs) best = std::max(best, b.gbs);
+  return best;
+}
+
+}  // namespace
+
 DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs) {
   DeviceCost c;
   if (!(cores > 0)) return c;
-  const double memory = in.traffic_per_item() / (bandwidth_gbs * kGiga);
+  // The gather bandwidth was measured at all cores; fewer cores get the share of it their triad bandwidth gets.
+  const double top = max_triad_gbs(f);
+  const double gather = top > 0 ? f.cpu_gather_gbs * bandwidth_gbs / top : 0;
+  const double memory = memory_seconds(in, bandwidth_gbs, gather);
   const double compute =
       (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
@@ -61,7 +82,7 @@ DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, doubl
   if (!(gpu > 0)) return c;
   // A fraction g of the compute units computes at g of the peak and draws about sqrt(g) of the bandwidth (the
   // malleable triad on the H100: 0.30 of the full bandwidth at 1/8, 0.50 at 2/8, 0.74 at 4/8, 0.86 at 7/8).
-  const double memory = in.traffic_per_item() / (f.gpu_triad_gbs * bandwidth_share * kGiga);
+  const double memory = memory_seconds(in, f.gpu_triad_gbs * bandwidth_share, f.gpu_gather_gbs * bandwidth_share);
   const double compute =
       (in.float_ops_per_item / f.gpu_gops_float + in.int_ops_per_item / f.gpu_gops_int) / (gpu * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
@@ -125,6 +146,7 @@ EstimateInputs estimate_inputs(const EstimateKeys& k, const double* code, const 
     have_mem_ops |= i >= 0 && !std::isnan(code[i]);
     mem_ops += value(i);
   }
+  if (mem_ops > 0) in.random_share = value(k.mem_ops[3]) / mem_ops;
   const double bytes = k.bytes_per_item < 0 ? std::nan("") : code[k.bytes_per_item];
   // Operations are counted once per source occurrence; the loops multiply them about as they multiply the bytes.
   double loop_factor = 1;
@@ -152,6 +174,7 @@ struct Scalar {
   const char* record_device;
   const char* record_path;  // within the device object; "a.b" for a nested object
   double fallback;
+  bool optional = false;  // 0 allowed (not measured), and absent from model files written before it existed
 };
 
 const Scalar kScalars[] = {
@@ -166,6 +189,8 @@ const Scalar kScalars[] = {
     {"d2h_gbs", &PlatformFigures::d2h_gbs, "gpu", "copy_pinned.d2h_gbs", 55},
     {"h2d_latency_us", &PlatformFigures::h2d_latency_us, "gpu", "copy_pinned.h2d_latency_us", 16},
     {"d2h_latency_us", &PlatformFigures::d2h_latency_us, "gpu", "copy_pinned.d2h_latency_us", 16},
+    {"cpu_gather_gbs", &PlatformFigures::cpu_gather_gbs, "cpu", "gather_gbs", 0, true},
+    {"gpu_gather_gbs", &PlatformFigures::gpu_gather_gbs, "gpu", "gather_gbs", 0, true},
 };
 const char* kTriadName = "cpu_triad_gbs_by_cores";
 const std::vector<PlatformFigures::CoreBandwidth> kTriadDefault = {{1, 12}, {16, 86}};
@@ -211,9 +236,9 @@ void validate_figures(const PlatformFigures& f, const std::string& where, const 
   }
   for (const Scalar& s : kScalars) {
     const double v = f.*s.field;
-    if (!std::isfinite(v) || v < 0 || (v == 0 && !is_latency(s.name)))
-      bad(where, prefix + s.name,
-          "not a finite " + std::string(is_latency(s.name) ? "non-negative" : "positive") + " number");
+    const bool may_be_zero = is_latency(s.name) || s.optional;
+    if (!std::isfinite(v) || v < 0 || (v == 0 && !may_be_zero))
+      bad(where, prefix + s.name, "not a finite " + std::string(may_be_zero ? "non-negative" : "positive") + " number");
   }
 }
 
@@ -262,7 +287,8 @@ PlatformFigures figures_from_json(const nlohmann::json& j, const std::string& pa
   };
   PlatformFigures f;
   f.cpu_triad_gbs = triad_table(at(kTriadName), origin, prefix + kTriadName, "gbs");
-  for (const Scalar& s : kScalars) f.*s.field = number_at(at(s.name), origin, prefix + s.name);
+  for (const Scalar& s : kScalars)
+    f.*s.field = s.optional && !j.contains(s.name) ? s.fallback : number_at(at(s.name), origin, prefix + s.name);
   const auto& d = at("defaults");
   if (!d.is_array()) bad(origin, prefix + "defaults", "not an array");
   for (size_t i = 0; i < d.size(); ++i) {

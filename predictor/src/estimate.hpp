@@ -23,6 +23,9 @@ struct EstimateInputs {
   /// resort, at 4 bytes each.
   double mem_ops_per_item = std::numeric_limits<double>::quiet_NaN();
   double float_ops_per_item = 0, int_ops_per_item = 0;  ///< arithmetic operations a work-item executes
+  /// The share of the memory operations at data-dependent (random) addresses (mem_random over all of them; 0 when
+  /// unknown): that share of the traffic moves at the gather bandwidths where the platform has them.
+  double random_share = 0;
   /// Bytes the launch's buffers hold for reading and writing (what a GPU receives and sends back when the data is
   /// in host memory). Unknown (NaN): the traffic items * bytes_per_item stands for both together.
   double in_bytes = std::numeric_limits<double>::quiet_NaN();

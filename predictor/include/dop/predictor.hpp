@@ -102,6 +102,9 @@ struct PlatformFigures {
   double gpu_gops_float = 0, gpu_gops_int = 0;  ///< peak operation rates of the whole GPU (Gop/s)
   double h2d_gbs = 0, d2h_gbs = 0;              ///< pinned host<->GPU copies (the runtime stages into pinned memory)
   double h2d_latency_us = 0, d2h_latency_us = 0;
+  /// Random-access (gather) bandwidths: the CPU's at all cores and the GPU's; 0 when not measured (records and
+  /// model files from before 2026-11-27): random accesses then cost what streaming ones do.
+  double cpu_gather_gbs = 0, gpu_gather_gbs = 0;
   /// Names (as in the model file's estimate section) of the figures that are documented defaults, not measured.
   std::vector<std::string> defaults;
 
