@@ -65,31 +65,43 @@ struct Bench {
   }
 };
 
+// The best kernel time (ms) of `repeat` runs over `items` work-items, after one that pays for compilation and first
+// touch.
+double best_run_ms(Bench& b, cl::Kernel& k, size_t items, int repeat) {
+  double best = 1e300;
+  for (int r = 0; r < repeat + 1; ++r) {
+    auto ev = cl::enqueue_ndrange(b.q, k, {items}, {64});
+    const double ms = cl::event_times(ev).run_ms();
+    if (r > 0) best = std::min(best, ms);
+  }
+  return best;
+}
+
+// Device buffers of `bytes` each, filled with 1.0f.
+std::vector<cl::Buffer> filled_buffers(Bench& b, size_t count, size_t bytes) {
+  std::vector<cl::Buffer> out;
+  const float one = 1.0f;
+  for (size_t i = 0; i < count; ++i) {
+    out.push_back(cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes));
+    cl::check(clEnqueueFillBuffer(b.q.get(), out.back().get(), &one, sizeof one, 0, bytes, 0, nullptr, nullptr),
+              "clEnqueueFillBuffer");
+  }
+  return out;
+}
+
 // Best triad bandwidth (GB/s, 3 arrays moved) over `repeat` runs on device-resident buffers.
 double triad_gbs(cl_device_id dev, size_t n, int repeat) {
   Bench b(dev);
   auto k = cl::create_kernel(b.prog, "triad");
   const size_t bytes = n * sizeof(float);
-  cl::Buffer A = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
-             B = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
-             C = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes);
-  const float zero = 1.0f;
-  for (auto* m : {&A, &B, &C})
-    cl::check(clEnqueueFillBuffer(b.q.get(), m->get(), &zero, sizeof zero, 0, bytes, 0, nullptr, nullptr),
-              "clEnqueueFillBuffer");
-  cl_mem a = A.get(), bb = B.get(), c = C.get();
+  const auto bufs = filled_buffers(b, 3, bytes);
+  cl_mem a = bufs[0].get(), bb = bufs[1].get(), c = bufs[2].get();
   const float s = 2.0f;
   cl::set_arg(k, 0, a);
   cl::set_arg(k, 1, bb);
   cl::set_arg(k, 2, c);
   cl::set_arg(k, 3, s);
-  double best = 1e300;
-  for (int r = 0; r < repeat + 1; ++r) {
-    auto ev = cl::enqueue_ndrange(b.q, k, {n}, {64});
-    const double ms = cl::event_times(ev).run_ms();
-    if (r > 0) best = std::min(best, ms);  // the first run pays first-touch costs
-  }
-  return 3.0 * double(bytes) / (best * 1e6);
+  return 3.0 * double(bytes) / (best_run_ms(b, k, n, repeat) * 1e6);
 }
 
 // Best gather bandwidth (GB/s) over `repeat` runs on device-resident buffers: n work-items, each reading its index
@@ -108,24 +120,13 @@ double gather_gbs(cl_device_id dev, size_t n, int repeat) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     v = cl_uint((z ^ (z >> 31)) % n);
   }
-  cl::Buffer Out = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
-             X = cl::create_buffer(b.ctx, CL_MEM_READ_WRITE, bytes),
-             I = cl::create_buffer(b.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, idx.data());
-  const float one = 1.0f;
-  for (auto* m : {&Out, &X})
-    cl::check(clEnqueueFillBuffer(b.q.get(), m->get(), &one, sizeof one, 0, bytes, 0, nullptr, nullptr),
-              "clEnqueueFillBuffer");
-  cl_mem o = Out.get(), x = X.get(), i = I.get();
+  const auto bufs = filled_buffers(b, 2, bytes);
+  cl::Buffer I = cl::create_buffer(b.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, idx.data());
+  cl_mem o = bufs[0].get(), x = bufs[1].get(), i = I.get();
   cl::set_arg(k, 0, o);
   cl::set_arg(k, 1, x);
   cl::set_arg(k, 2, i);
-  double best = 1e300;
-  for (int r = 0; r < repeat + 1; ++r) {
-    auto ev = cl::enqueue_ndrange(b.q, k, {n}, {64});
-    const double ms = cl::event_times(ev).run_ms();
-    if (r > 0) best = std::min(best, ms);  // the first run pays first-touch costs
-  }
-  return 3.0 * double(bytes) / (best * 1e6);
+  return 3.0 * double(bytes) / (best_run_ms(b, k, n, repeat) * 1e6);
 }
 
 // The peak kernels' shape (PEAK above: x0..x7 are the chains): kChains independent chains of kIterations dependent
@@ -149,13 +150,7 @@ double peak_gops(cl_device_id dev, const char* kernel, size_t items, int repeat)
     cl::set_arg(k, 2, cl_uint(7));
   }
   cl::set_arg(k, 3, cl_int(kIterations));
-  double best = 1e300;
-  for (int r = 0; r < repeat + 1; ++r) {
-    auto ev = cl::enqueue_ndrange(b.q, k, {items}, {64});
-    const double ms = cl::event_times(ev).run_ms();
-    if (r > 0) best = std::min(best, ms);  // the first run pays for compilation and first touch
-  }
-  return double(items) * kIterations * kChains * kOpsPerStep / (best * 1e6);
+  return double(items) * kIterations * kChains * kOpsPerStep / (best_run_ms(b, k, items, repeat) * 1e6);
 }
 
 struct CopyStats {
