@@ -50,10 +50,13 @@ double memory_seconds(const EstimateInputs& in, double stream_gbs, double gather
   return traffic * (1 - in.random_share) / (stream_gbs * kGiga) + traffic * in.random_share / (gather_gbs * kGiga);
 }
 
-double max_triad_gbs(const PlatformFigures& f) {
-  double best = 0;
-  for (const auto& b : f.cpu_triad_gbs) best = std::max(best, b.gbs);
-  return best;
+// The CPU's gather bandwidth at the cores whose triad bandwidth is `bandwidth_gbs`: measured at all cores, it gets
+// the share of its figure the triad gets (0 where not measured).
+double cpu_gather_at(const PlatformFigures& f, double bandwidth_gbs) {
+  if (!(f.cpu_gather_gbs > 0)) return 0;
+  double top = 0;
+  for (const auto& b : f.cpu_triad_gbs) top = std::max(top, b.gbs);
+  return top > 0 ? f.cpu_gather_gbs * bandwidth_gbs / top : 0;
 }
 
 }  // namespace
@@ -61,10 +64,7 @@ double max_triad_gbs(const PlatformFigures& f) {
 DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs) {
   DeviceCost c;
   if (!(cores > 0)) return c;
-  // The gather bandwidth was measured at all cores; fewer cores get the share of it their triad bandwidth gets.
-  const double top = max_triad_gbs(f);
-  const double gather = top > 0 ? f.cpu_gather_gbs * bandwidth_gbs / top : 0;
-  const double memory = memory_seconds(in, bandwidth_gbs, gather);
+  const double memory = memory_seconds(in, bandwidth_gbs, cpu_gather_at(f, bandwidth_gbs));
   const double compute =
       (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -216,19 +215,11 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
   return sum;
 }
 
-namespace {
-std::string format_level(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
-}  // namespace
-
 std::string unthrottled_levels_problem(const Grid& grid, bool has_gpu, bool has_forms) {
   if (!has_gpu || has_forms) return {};
   std::string levels;
   for (double g : grid.gpu_levels)
-    if (g > 0 && g < 1) levels += (levels.empty() ? "" : ", ") + format_level(g);
+    if (g > 0 && g < 1) levels += (levels.empty() ? "" : ", ") + dataset_number(g);
   if (levels.empty()) return {};
   return "no malleable GPU forms (no --bundles DIR, and this build has no analysis to make them): the grid's GPU "
          "levels " +

@@ -44,15 +44,22 @@ class Args {
     return size_t(v);
   }
   float value(const std::string& name) const { return float(spec_.args[find_arg(spec_, name, ArgKind::scalar)].value); }
-  float* buffer(const std::string& name, size_t count) const {
-    const size_t i = find_arg(spec_, name, ArgKind::buffer);
-    if (spec_.args[i].type != ElemType::f32) fail(spec_, "buffer '" + name + "' must be float");
-    if (spec_.args[i].count < count || args_[i].bytes < count * sizeof(float))
-      fail(spec_, "buffer '" + name + "' holds fewer than " + std::to_string(count) + " elements");
-    return args_[i].as<float>();
+  float* buffer(const std::string& name, size_t count) const { return typed<float>(name, count, ElemType::f32); }
+  const int32_t* indices(const std::string& name, size_t count) const {
+    return typed<int32_t>(name, count, ElemType::i32);
   }
 
  private:
+  template <typename T>
+  T* typed(const std::string& name, size_t count, ElemType type) const {
+    const size_t i = find_arg(spec_, name, ArgKind::buffer);
+    if (spec_.args[i].type != type)
+      fail(spec_, "buffer '" + name + "' must be " + (type == ElemType::f32 ? "float" : "int"));
+    if (spec_.args[i].count < count || args_[i].bytes < count * sizeof(T))
+      fail(spec_, "buffer '" + name + "' holds fewer than " + std::to_string(count) + " elements");
+    return args_[i].as<T>();
+  }
+
   const Spec& spec_;
   std::vector<ArgData>& args_;
 };
@@ -142,15 +149,12 @@ void stencil(const Args& a, const Chain& f, int radius) {
   });
 }
 
-void gather(const Spec& spec, const Args& a, const std::vector<ArgData>& args, const Chain& f) {
+void gather(const Spec& spec, const Args& a, const Chain& f) {
   const size_t n = a.extent("N"), k = a.extent("K");
   const float* A = a.buffer("A", n * k);
   const float* x = a.buffer("x", n);
   float* y = a.buffer("y", n);
-  const size_t ci = find_arg(spec, "C", ArgKind::buffer);
-  if (spec.args[ci].type != ElemType::i32 || spec.args[ci].count < n * k || args[ci].bytes < n * k * sizeof(int32_t))
-    fail(spec, "buffer 'C' must be int with " + std::to_string(n * k) + " elements");
-  const int32_t* C = args[ci].as<int32_t>();
+  const int32_t* C = a.indices("C", n * k);
   for (size_t e = 0; e < n * k; ++e)
     if (C[e] < 0 || size_t(C[e]) >= n)
       fail(spec, "C[" + std::to_string(e) + "] = " + std::to_string(C[e]) + " is not a row of x");
@@ -183,7 +187,7 @@ void span_reference(const Params& p, const Spec& spec, std::vector<ArgData>& arg
     case Family::matvec_cols:
       return matvec(a, f, p.family == Family::matvec_rows);
     case Family::gather:
-      return gather(spec, a, args, f);
+      return gather(spec, a, f);
     default:
       return stencil(a, f, p.radius);
   }

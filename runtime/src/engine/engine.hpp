@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -224,6 +225,7 @@ struct Warm {
   bool known() const { return cpu_rate > 0 && gpu_rate > 0; }
   Way untried(const ExecutorOptions& o) const;
   Way choose(double units, const ExecutorOptions& o, bool& learning);
+  Way fastest(std::initializer_list<Way> ways, bool& learning) const;
   void learn(double balanced, double cpu_r, double gpu_r, bool warm_launch, Way way, double total_ms);
 };
 

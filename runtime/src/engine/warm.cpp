@@ -41,18 +41,21 @@ Warm::Way Warm::choose(double units, const ExecutorOptions& o, bool& learning) {
       return plan;
     }
     if (runs[int(plan)] == 0) return plan;
-    const Way best = ms[int(other)] < ms[int(plan)] ? other : plan, loser = best == plan ? other : plan;
-    if (runs[int(loser)] == 1) return loser;
-    learning = false;
-    return best;
+    return fastest({plan, other}, learning);
   }
   if (both_runs < 1 || (o.warm_recheck > 0 && launches % o.warm_recheck == 0)) return Way::both;
   if (share >= 1 - o.warm_explore && runs[int(Way::cpu_alone)] == 0) return Way::cpu_alone;
   if (share <= o.warm_explore && runs[int(Way::gpu_alone)] == 0) return Way::gpu_alone;
-  Way best = Way::both;
-  for (Way w : {Way::cpu_alone, Way::gpu_alone})
+  return fastest({Way::both, Way::cpu_alone, Way::gpu_alone}, learning);
+}
+
+// The fastest of `ways` measured (the first wins ties and must have been timed), except that a way whose one run
+// lost runs once more (`learning` then stays set).
+Warm::Way Warm::fastest(std::initializer_list<Way> ways, bool& learning) const {
+  Way best = *ways.begin();
+  for (Way w : ways)
     if (runs[int(w)] > 0 && ms[int(w)] < ms[int(best)]) best = w;
-  for (Way w : {Way::both, Way::cpu_alone, Way::gpu_alone})
+  for (Way w : ways)
     if (w != best && runs[int(w)] == 1) return w;
   learning = false;
   return best;
