@@ -23,6 +23,16 @@ void term(Writer& w, const std::string& expr, int gamma) {
   w.line("acc += t;");
 }
 
+// A reduction into `acc` of one term per iteration of `loop`, stored by `store`.
+void reduction(Writer& w, const std::string& loop, const std::string& expr, int gamma, const std::string& store) {
+  w.line("float acc = 0.0f;");
+  w.line("float t;");
+  w.open(loop);
+  term(w, expr, gamma);
+  w.close();
+  w.line(store);
+}
+
 const char* summary(const Params& p) {
   switch (p.family) {
     case Family::triad:
@@ -77,12 +87,8 @@ std::string span_kernel_source(const Params& p) {
       w.line("const int j = (int)get_global_id(0);");
       w.line("const int i = (int)get_global_id(1);");
       w.open("if (i < M && j < N)");
-      w.line("float acc = 0.0f;");
-      w.line("float t;");
-      w.open("for (int k = 0; k < K; k++)");
-      term(w, std::string("A[i * K + k] * ") + (bt ? "B[j * K + k]" : "B[k * N + j]"), g);
-      w.close();
-      w.line("C[i * N + j] = acc;");
+      reduction(w, "for (int k = 0; k < K; k++)",
+                std::string("A[i * K + k] * ") + (bt ? "B[j * K + k]" : "B[k * N + j]"), g, "C[i * N + j] = acc;");
       w.close();
       break;
     }
@@ -93,12 +99,8 @@ std::string span_kernel_source(const Params& p) {
         << "int M, int N" << chain_args << ") {\n";
       w.line(std::string("const int ") + (rows ? "i" : "j") + " = (int)get_global_id(0);");
       w.open(rows ? "if (i < M)" : "if (j < N)");
-      w.line("float acc = 0.0f;");
-      w.line("float t;");
-      w.open(rows ? "for (int j = 0; j < N; j++)" : "for (int i = 0; i < M; i++)");
-      term(w, rows ? "A[i * N + j] * x[j]" : "A[i * N + j] * x[i]", g);
-      w.close();
-      w.line(rows ? "y[i] = acc;" : "y[j] = acc;");
+      reduction(w, rows ? "for (int j = 0; j < N; j++)" : "for (int i = 0; i < M; i++)",
+                rows ? "A[i * N + j] * x[j]" : "A[i * N + j] * x[i]", g, rows ? "y[i] = acc;" : "y[j] = acc;");
       w.close();
       break;
     }
@@ -107,12 +109,7 @@ std::string span_kernel_source(const Params& p) {
         << "__global float* y, int N, int K" << chain_args << ") {\n";
       w.line("const int i = (int)get_global_id(0);");
       w.open("if (i < N)");
-      w.line("float acc = 0.0f;");
-      w.line("float t;");
-      w.open("for (int k = 0; k < K; k++)");
-      term(w, "A[i * K + k] * x[C[i * K + k]]", g);
-      w.close();
-      w.line("y[i] = acc;");
+      reduction(w, "for (int k = 0; k < K; k++)", "A[i * K + k] * x[C[i * K + k]]", g, "y[i] = acc;");
       w.close();
       break;
     default: {  // stencil
