@@ -161,6 +161,65 @@ TEST_CASE("the estimate on hand-computed cases", "[estimate]") {
     CHECK(estimate_ms(g, in, {1, 0}, kCores) == Approx(0.005 + 12e3 / 80e9 * 1e3));
     CHECK(estimate_ms(g, in, {1, 1}, kCores) == estimate_ms(g, in, {1, 0}, kCores));
   }
+  SECTION("with the staging modelled, the GPU's copies and the CPU's traffic share the host's bandwidth") {
+    // The host bandwidth is the CPU's best triad, 80 GB/s; each copied byte crosses host memory 3 times.
+    PlatformFigures g = f;
+    g.staging_passes = 3;
+    CHECK(host_bandwidth_gbs(g) == 80);
+    CHECK(host_bandwidth_gbs(f) == 0);  // not modelled (a model file from before): independent rates, as above
+    EstimateInputs in = streaming();
+    in.in_bytes = 8e6;
+    in.out_bytes = 4e6;
+    // The CPU alone already moves its 12e6 bytes at the host's bandwidth: unchanged.
+    CHECK(estimate_ms(g, in, {1, 0}, kCores) == Approx(0.2));
+    // The GPU alone: its copies (0.32 ms at the copy bandwidths) would need 36e6 bytes of host traffic, 0.45 ms.
+    CHECK(estimate_ms(f, in, {0, 1}, kCores) == Approx(0.372));
+    CHECK(estimate_ms(g, in, {0, 1}, kCores) == Approx(0.45));
+    // Both: every item the GPU takes costs the host 3x what the CPU's costs, and the CPU alone moves its bytes at
+    // the host's bandwidth: the GPU gains only the bandwidth the CPU leaves during its 50 us of launch. The CPU
+    // takes 8/9 of the items (0.05 + 0.15 * 8/9 ms = the host's 12 * 8/9 + 36 / 9 bytes per item at 80 GB/s);
+    // independent rates would have promised about 0.15 ms.
+    CHECK(estimate_ms(f, in, {1, 1}, kCores) == Approx(0.15).epsilon(0.01));
+    CHECK(estimate_ms(g, in, {1, 1}, kCores) == Approx(0.05 + 0.15 * 8 / 9));
+    CHECK(best_estimate_ms(g, in, kCores) == Approx(0.05 + 0.15 * 8 / 9));
+    // Half the cores leave host bandwidth to the GPU's staging: better than those cores alone, worse than all.
+    const double half = estimate_ms(g, in, {0.5, 0}, kCores), half_gpu = estimate_ms(g, in, {0.5, 1}, kCores);
+    CHECK(half_gpu < half);
+    CHECK(half_gpu > 0.2);
+    // Resident data: no staging, so the bound is the CPU's own traffic and the devices share as before.
+    in.data_on_gpu = true;
+    CHECK(estimate_ms(g, in, {1, 1}, kCores) == Approx(estimate_ms(f, in, {1, 1}, kCores)));
+  }
+  SECTION("the shares that minimise the bounded time are the least of a fine search") {
+    // Random device costs: the closed form (where two of the three bounds cross) against 100,001 shares.
+    uint64_t x = 42;
+    auto uniform = [&] {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      return double(x >> 11) / double(1ULL << 53);
+    };
+    for (int k = 0; k < 200; ++k) {
+      DeviceCost cpu, gpu;
+      cpu.per_item_s = 1e-9 * (0.1 + 10 * uniform());
+      gpu.per_item_s = 1e-9 * (0.1 + 10 * uniform());
+      cpu.rate = 1 / cpu.per_item_s;
+      gpu.rate = 1 / gpu.per_item_s;
+      cpu.overhead_s = 1e-4 * uniform();
+      gpu.overhead_s = 1e-4 * uniform();
+      cpu.host_bytes_per_item = 40 * uniform();
+      gpu.host_bytes_per_item = 40 * uniform();
+      const double items = 1e5 * (1 + 10 * uniform()), host_gbs = 5 + 100 * uniform(), bps = host_gbs * 1e9;
+      double least = INFINITY;
+      for (int i = 0; i <= 100000; ++i) {
+        const double n = items * i / 100000.0;
+        double t = std::max(n * cpu.host_bytes_per_item, (items - n) * gpu.host_bytes_per_item) / bps;
+        t = std::max(t, (n * cpu.host_bytes_per_item + (items - n) * gpu.host_bytes_per_item) / bps);
+        if (n > 0) t = std::max(t, cpu.overhead_s + n * cpu.per_item_s);
+        if (n < items) t = std::max(t, gpu.overhead_s + (items - n) * gpu.per_item_s);
+        least = std::min(least, t);
+      }
+      CHECK(combined_ms(cpu, gpu, items, host_gbs) == Approx(least * 1e3).epsilon(1e-3));
+    }
+  }
   SECTION("unknown bytes: no estimate") {
     EstimateInputs in = streaming();
     in.bytes_per_item = std::nan("");
@@ -252,6 +311,17 @@ TEST_CASE("the estimate's figures travel in the model file", "[estimate]") {
   CHECK(back.platform.figures->cpu_triad_gbs[1].gbs == 40);
   CHECK(back.to_json() == m.to_json());
 
+  SECTION("the staging figure travels; a file from before it reads 0 (not modelled)") {
+    Model staged = m;
+    staged.platform.figures->staging_passes = 3;
+    CHECK(Model::parse(staged.to_json(), "m.json").platform.figures->staging_passes == 3);
+    nlohmann::json j = nlohmann::json::parse(staged.to_json());
+    j["estimate"].erase("staging_passes");
+    CHECK(Model::parse(j.dump(), "m.json").platform.figures->staging_passes == 0);
+    j["estimate"]["staging_passes"] = -1;
+    CHECK_THROWS_WITH(Model::parse(j.dump(), "m.json"),
+                      Catch::Contains("$.estimate.staging_passes: not a finite non-negative number"));
+  }
   SECTION("an older file without the section loads") {
     const Model old = Model::load(std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json");
     CHECK_FALSE(old.platform.figures);
@@ -291,6 +361,7 @@ TEST_CASE("the estimate's figures come from a platform record, defaults named", 
   CHECK(f.cpu_gather_gbs == j["cpu"]["gather_gbs"].get<double>());                // measured since 2026-11-27
   CHECK(f.gpu_gather_gbs == j["gpu"]["gather_gbs"].get<double>());
   CHECK(f.cpu_gather_gbs > 0);
+  CHECK(f.staging_passes == 3);  // the runtime's staging, not the platform's: set, and not a default
   CHECK(f.defaults.empty());
   // A record that predates the gather bandwidths: they are 0 (random accesses cost what streaming ones do), named.
   auto no_gather = j;

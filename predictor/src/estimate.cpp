@@ -70,6 +70,7 @@ DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, doubl
   c.per_item_s = std::max({memory, compute, kMinItemSeconds});
   c.rate = 1 / c.per_item_s;
   c.overhead_s = f.cpu_launch_us * 1e-6;
+  c.host_bytes_per_item = in.traffic_per_item();
   return c;
 }
 
@@ -94,21 +95,31 @@ DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, doubl
     const double out_per_item = std::isnan(in.out_bytes) ? 0 : in.out_bytes / in.items;
     c.per_item_s += in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
     c.overhead_s += (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
+    c.host_bytes_per_item = f.staging_passes * (in_per_item + out_per_item);
   }
   c.rate = 1 / c.per_item_s;
   return c;
 }
 
+double host_bandwidth_gbs(const PlatformFigures& f) {
+  if (!(f.staging_passes > 0)) return 0;
+  double top = 0;
+  for (const auto& b : f.cpu_triad_gbs) top = std::max(top, b.gbs);
+  return top;
+}
+
 double estimate_ms(const PlatformFigures& f, const EstimateInputs& in, const Config& config, int cpu_units) {
   if (!in.known()) return std::nan("");
-  return combined_ms(cpu_cost(f, in, cpu_cores_of(config.cpu, cpu_units)), gpu_cost(f, in, config.gpu), in.items);
+  return combined_ms(cpu_cost(f, in, cpu_cores_of(config.cpu, cpu_units)), gpu_cost(f, in, config.gpu), in.items,
+                     host_bandwidth_gbs(f));
 }
 
 double best_estimate_ms(const PlatformFigures& f, const EstimateInputs& in, int cpu_units) {
   if (!in.known()) return std::nan("");
   const DeviceCost cpu = cpu_cost(f, in, cpu_cores_of(1.0, cpu_units)), gpu = gpu_cost(f, in, 1.0);
-  return std::min({combined_ms(cpu, DeviceCost{}, in.items), combined_ms(DeviceCost{}, gpu, in.items),
-                   combined_ms(cpu, gpu, in.items)});
+  const double host = host_bandwidth_gbs(f);
+  return std::min({combined_ms(cpu, DeviceCost{}, in.items, host), combined_ms(DeviceCost{}, gpu, in.items, host),
+                   combined_ms(cpu, gpu, in.items, host)});
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -174,7 +185,8 @@ struct Scalar {
   const char* record_device;
   const char* record_path;  // within the device object; "a.b" for a nested object
   double fallback;
-  bool optional = false;  // 0 allowed (not measured), and absent from model files written before it existed
+  bool optional = false;    // 0 allowed (not measured), and absent (0) from model files written before it existed
+  bool of_runtime = false;  // a figure of dop's runtime, not of the platform: not in the record, not a default
 };
 
 const Scalar kScalars[] = {
@@ -191,6 +203,9 @@ const Scalar kScalars[] = {
     {"d2h_latency_us", &PlatformFigures::d2h_latency_us, "gpu", "copy_pinned.d2h_latency_us", 16},
     {"cpu_gather_gbs", &PlatformFigures::cpu_gather_gbs, "cpu", "gather_gbs", 0, true},
     {"gpu_gather_gbs", &PlatformFigures::gpu_gather_gbs, "gpu", "gather_gbs", 0, true},
+    // The runtime stages host data through pinned memory: a copy reads and writes host memory, the DMA reads it
+    // (measured on the H100 host: 26-35 GB/s staged against 95 GB/s of host triad; docs/models.md).
+    {"staging_passes", &PlatformFigures::staging_passes, "", "", 3, true, true},
 };
 const char* kTriadName = "cpu_triad_gbs_by_cores";
 const std::vector<PlatformFigures::CoreBandwidth> kTriadDefault = {{1, 12}, {16, 86}};
@@ -254,6 +269,10 @@ PlatformFigures PlatformFigures::from_record(const std::string& text, const std:
     f.defaults.push_back(kTriadName);
   }
   for (const Scalar& s : kScalars) {
+    if (s.of_runtime) {
+      f.*s.field = s.fallback;
+      continue;
+    }
     const nlohmann::json* at = j.contains(s.record_device) ? &j[s.record_device] : nullptr;
     std::string path = s.record_path, field = std::string(s.record_device) + "." + s.record_path;
     for (size_t dot; at && (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1))
@@ -288,7 +307,7 @@ PlatformFigures figures_from_json(const nlohmann::json& j, const std::string& pa
   PlatformFigures f;
   f.cpu_triad_gbs = triad_table(at(kTriadName), origin, prefix + kTriadName, "gbs");
   for (const Scalar& s : kScalars)
-    f.*s.field = s.optional && !j.contains(s.name) ? s.fallback : number_at(at(s.name), origin, prefix + s.name);
+    f.*s.field = s.optional && !j.contains(s.name) ? 0.0 : number_at(at(s.name), origin, prefix + s.name);
   const auto& d = at("defaults");
   if (!d.is_array()) bad(origin, prefix + "defaults", "not an array");
   for (size_t i = 0; i < d.size(); ++i) {

@@ -48,6 +48,10 @@ struct DeviceCost {
   double per_item_s = std::numeric_limits<double>::infinity();
   double rate = 0;  ///< work-items per second: 1 / per_item_s
   double overhead_s = 0;
+  /// Bytes of host memory traffic a work-item of this device's share causes: the CPU's own traffic; with host data,
+  /// the GPU's staging (each copied byte crosses host memory PlatformFigures::staging_passes times). Read only where
+  /// the host bandwidth is modelled (host_gbs > 0).
+  double host_bytes_per_item = 0;
   bool used() const { return std::isfinite(per_item_s); }
 };
 
@@ -65,14 +69,42 @@ DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double g
 inline double gpu_bandwidth_share(double gpu) { return std::sqrt(gpu); }
 /// gpu_cost with gpu_bandwidth_share(gpu) given (the predictor computes it once per GPU level of a model).
 DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share);
+/// The host memory bandwidth (GB/s) that the CPU's traffic and the GPU's staging share: the CPU's best triad
+/// bandwidth where the figures model the staging (staging_passes > 0), else 0 (not modelled: the devices' rates are
+/// independent, as in model files written before 2026-11-27).
+double host_bandwidth_gbs(const PlatformFigures& f);
+
+namespace detail {
+/// The least over the CPU's share n in (0, items) of max(CPU finish, GPU finish, host traffic / host bandwidth):
+/// the three are linear in n, so the least is where two of them cross (host_bps: bytes per second, > 0).
+inline double shared_host_seconds(const DeviceCost& cpu, const DeviceCost& gpu, double items, double host_bps) {
+  const double pc = cpu.per_item_s, pg = gpu.per_item_s, hc = cpu.host_bytes_per_item / host_bps,
+               hg = gpu.host_bytes_per_item / host_bps;
+  auto at = [&](double n) -> double {
+    if (!(n > 0 && n < items)) return INFINITY;
+    return std::max({cpu.overhead_s + n * pc, gpu.overhead_s + (items - n) * pg, n * hc + (items - n) * hg});
+  };
+  auto cross = [](double num, double den) -> double { return den != 0 ? num / den : NAN; };
+  return std::min({at(cross(gpu.overhead_s + items * pg - cpu.overhead_s, pc + pg)),     // CPU = GPU
+                   at(cross(items * hg - cpu.overhead_s, pc - hc + hg)),                 // CPU = host
+                   at(cross(gpu.overhead_s + items * pg - items * hg, pg + hc - hg))});  // GPU = host
+}
+}  // namespace detail
+
 /// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
-/// would be empty sits out (as the runtime's dynamic distribution does). Inline: the predictor calls it for every
-/// configuration of a decision.
-inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
-  const double alone_cpu = cpu.used() ? items * cpu.per_item_s + cpu.overhead_s : INFINITY;
-  const double alone_gpu = gpu.used() ? items * gpu.per_item_s + gpu.overhead_s : INFINITY;
-  double t = std::min(alone_cpu, alone_gpu);
+/// would be empty sits out (as the runtime's dynamic distribution does). With a host bandwidth (host_gbs > 0) the
+/// host memory traffic of both shares (DeviceCost::host_bytes_per_item) bounds the time too, and the shares are the
+/// ones that minimise it. Inline: the predictor calls it for every configuration of a decision.
+inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items, double host_gbs = 0) {
+  const double host_bps = host_gbs * 1e9;
+  auto alone = [&](const DeviceCost& d) -> double {
+    if (!d.used()) return INFINITY;
+    const double t = items * d.per_item_s + d.overhead_s;
+    return host_bps > 0 ? std::max(t, items * d.host_bytes_per_item / host_bps) : t;
+  };
+  double t = std::min(alone(cpu), alone(gpu));
   if (cpu.used() && gpu.used()) {
+    if (host_bps > 0) return std::min(t, detail::shared_host_seconds(cpu, gpu, items, host_bps)) * 1e3;
     // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
     const double both = (items + cpu.rate * cpu.overhead_s + gpu.rate * gpu.overhead_s) / (cpu.rate + gpu.rate);
     if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);

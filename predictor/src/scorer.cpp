@@ -63,7 +63,8 @@ double Layout::estimates(const double* code, const LaunchShape& l, std::vector<d
   gpu.resize(model.gpu_levels.size());
   for (size_t lv = 0; lv < cpu.size(); ++lv) cpu[lv] = cpu_cost_at(f, in, level_cores[lv], level_cpu_gbs[lv]);
   for (size_t lv = 0; lv < gpu.size(); ++lv) gpu[lv] = gpu_cost_at(f, in, model.gpu_levels[lv], level_gpu_share[lv]);
-  for (size_t c = 0; c < C; ++c) est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items);
+  const double host = host_bandwidth_gbs(f);
+  for (size_t c = 0; c < C; ++c) est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items, host);
   // best_estimate_ms is the least of the corners' estimates: the same combinations of the same costs.
   const double best = corner[0] >= 0 && corner[1] >= 0 && corner[2] >= 0
                           ? std::min({est_ms[size_t(corner[0])], est_ms[size_t(corner[1])], est_ms[size_t(corner[2])]})

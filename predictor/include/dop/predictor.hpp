@@ -105,6 +105,11 @@ struct PlatformFigures {
   /// Random-access (gather) bandwidths: the CPU's at all cores and the GPU's; 0 when not measured (records and
   /// model files from before 2026-11-27): random accesses then cost what streaming ones do.
   double cpu_gather_gbs = 0, gpu_gather_gbs = 0;
+  /// Times each byte the runtime copies between host data and the GPU crosses host memory (staging through pinned
+  /// memory: 3), so that the GPU's copies and the CPU's own traffic share the host's bandwidth (the CPU's best
+  /// triad) in the estimate. A figure of dop's runtime, set by from_record; 0 in model files from before 2026-11-27:
+  /// the devices' rates are then independent.
+  double staging_passes = 0;
   /// Names (as in the model file's estimate section) of the figures that are documented defaults, not measured.
   std::vector<std::string> defaults;
 
