@@ -54,30 +54,94 @@ struct DeviceCost {
 /// CPU triad bandwidth at `cores` (GB/s): linear between the measured core counts, the last beyond them, never
 /// decreasing with cores (a running maximum), 0 for no core.
 double cpu_bandwidth_gbs(const PlatformFigures& f, double cores);
-/// The CPU's cost with `cores` cores (0: unused): cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores)).
-DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
-/// cpu_cost with the bandwidth at `cores` given (the predictor computes it once per CPU level of a model).
-DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs);
-/// The GPU's cost at fraction `gpu` of its compute units (0: unused): gpu_cost_at(f, in, gpu,
-/// gpu_bandwidth_share(gpu)).
-DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
 /// The share of the GPU's bandwidth that fraction `gpu` of its compute units draws.
 inline double gpu_bandwidth_share(double gpu) { return std::sqrt(gpu); }
-/// gpu_cost with gpu_bandwidth_share(gpu) given (the predictor computes it once per GPU level of a model).
-DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share);
+
+/// One device at one level of the grid, from the platform figures alone: what a work-item's traffic and operations
+/// are divided by, and the launch overhead. The predictor computes it once per level of a model.
+struct DeviceLevel {
+  bool used = false;          ///< false: no CPU core, or the GPU at 0 (the device sits out)
+  double stream_bytes_s = 0;  ///< streaming bandwidth (bytes/s)
+  double gather_bytes_s = 0;  ///< random-access bandwidth (bytes/s); 0: not measured
+  double ops_scale = 0;       ///< cores (the CPU) or the fraction of the compute units (the GPU), times 1e9
+  double launch_s = 0;        ///< launch latency
+};
+/// The CPU with `cores` cores (0: unused).
+DeviceLevel cpu_level(const PlatformFigures& f, double cores);
+/// The GPU at fraction `gpu` of its compute units (0: unused).
+DeviceLevel gpu_level(const PlatformFigures& f, double gpu);
+
+/// What one launch asks of a device, whatever its level: the work-item's traffic (split into its streaming and its
+/// random share), its operations, and the copies (the GPU, inputs in host memory). The predictor computes it once
+/// per device and decision.
+struct DeviceDemand {
+  double traffic = 0;                             ///< bytes per work-item (EstimateInputs::traffic_per_item)
+  double stream_traffic = 0, random_traffic = 0;  ///< traffic * (1 - random_share), traffic * random_share
+  bool random = false;                            ///< random_share > 0
+  double op_time = 0;   ///< float_ops / gops_float + int_ops / gops_int: over ops_scale, seconds per work-item
+  bool copies = false;  ///< the inputs come in over the copy link (and the outputs go back)
+  double copy_s = 0;    ///< seconds per work-item of the copies
+  double copy_latency_s = 0;
+};
+DeviceDemand cpu_demand(const PlatformFigures& f, const EstimateInputs& in);
+DeviceDemand gpu_demand(const PlatformFigures& f, const EstimateInputs& in);
+
+/// A device's cost at one level for one launch: the slower of its memory and compute roofs per work-item (at least
+/// a femtosecond), plus the copies. Inline: the predictor calls it for every level of every decision.
+inline DeviceCost device_cost(const DeviceLevel& level, const DeviceDemand& d) {
+  constexpr double kMinItemSeconds = 1e-15;  // a work-item that moves and computes nothing: keeps rates finite
+  DeviceCost c;
+  if (!level.used) return c;
+  const double memory = d.random && level.gather_bytes_s > 0
+                            ? d.stream_traffic / level.stream_bytes_s + d.random_traffic / level.gather_bytes_s
+                            : d.traffic / level.stream_bytes_s;
+  const double compute = d.op_time / level.ops_scale;
+  c.per_item_s = std::max({memory, compute, kMinItemSeconds});
+  c.overhead_s = level.launch_s;
+  if (d.copies) {
+    c.per_item_s += d.copy_s;
+    c.overhead_s += d.copy_latency_s;
+  }
+  c.rate = 1 / c.per_item_s;
+  return c;
+}
+/// The CPU's cost with `cores` cores (0: unused): device_cost(cpu_level(f, cores), cpu_demand(f, in)).
+DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
+/// The GPU's cost at fraction `gpu` of its compute units (0: unused): device_cost(gpu_level(f, gpu),
+/// gpu_demand(f, in)).
+DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
+
+/// A device cost's terms in combined_ms for a launch of `items` work-items (the predictor computes them once per
+/// level and decision).
+struct DeviceShare {
+  bool used = false;
+  double alone_s = INFINITY;  ///< items * per_item_s + overhead_s: the time of the device alone (+inf: unused)
+  double rate = 0, overhead_s = 0;
+  double overhead_items = 0;  ///< rate * overhead_s
+};
+inline DeviceShare device_share(const DeviceCost& c, double items) {
+  DeviceShare s;
+  s.used = c.used();
+  if (s.used) s.alone_s = items * c.per_item_s + c.overhead_s;
+  s.rate = c.rate;
+  s.overhead_s = c.overhead_s;
+  s.overhead_items = c.rate * c.overhead_s;
+  return s;
+}
 /// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
 /// would be empty sits out (as the runtime's dynamic distribution does). Inline: the predictor calls it for every
 /// configuration of a decision.
-inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
-  const double alone_cpu = cpu.used() ? items * cpu.per_item_s + cpu.overhead_s : INFINITY;
-  const double alone_gpu = gpu.used() ? items * gpu.per_item_s + gpu.overhead_s : INFINITY;
-  double t = std::min(alone_cpu, alone_gpu);
-  if (cpu.used() && gpu.used()) {
+inline double combined_ms(const DeviceShare& cpu, const DeviceShare& gpu, double items) {
+  double t = std::min(cpu.alone_s, gpu.alone_s);
+  if (cpu.used && gpu.used) {
     // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
-    const double both = (items + cpu.rate * cpu.overhead_s + gpu.rate * gpu.overhead_s) / (cpu.rate + gpu.rate);
+    const double both = (items + cpu.overhead_items + gpu.overhead_items) / (cpu.rate + gpu.rate);
     if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);
   }
   return t * 1e3;
+}
+inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items) {
+  return combined_ms(device_share(cpu, items), device_share(gpu, items), items);
 }
 
 /// The estimate of one configuration's time in ms: combined_ms(cpu_cost(cores), gpu_cost(config.gpu)), with
