@@ -11,8 +11,6 @@ namespace dop::pred {
 namespace {
 
 constexpr double kGiga = 1e9;
-// A work-item that moves nothing and computes nothing still costs something: keeps rates finite.
-constexpr double kMinItemSeconds = 1e-15;
 // Bytes of one memory operation (4-byte elements), to tell how often the loops run (EstimateInputs for traffic).
 constexpr double kBytesPerMemOp = 4;
 // A math builtin (arith_special: sqrt, exp, sin, ...) costs this many arithmetic operations.
@@ -36,19 +34,7 @@ double cpu_bandwidth_gbs(const PlatformFigures& f, double cores) {
   return best;
 }
 
-DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores) {
-  return cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores));
-}
-
 namespace {
-
-// Seconds a work-item's traffic takes: the streaming share at `stream_gbs`, the random share at `gather_gbs` (0: not
-// measured, the streaming bandwidth stands for it).
-double memory_seconds(const EstimateInputs& in, double stream_gbs, double gather_gbs) {
-  const double traffic = in.traffic_per_item();
-  if (!(gather_gbs > 0) || !(in.random_share > 0)) return traffic / (stream_gbs * kGiga);
-  return traffic * (1 - in.random_share) / (stream_gbs * kGiga) + traffic * in.random_share / (gather_gbs * kGiga);
-}
 
 // The CPU's gather bandwidth at the cores whose triad bandwidth is `bandwidth_gbs`: measured at all cores, it gets
 // the share of its figure the triad gets (0 where not measured).
@@ -59,46 +45,74 @@ double cpu_gather_at(const PlatformFigures& f, double bandwidth_gbs) {
   return top > 0 ? f.cpu_gather_gbs * bandwidth_gbs / top : 0;
 }
 
+// The work-item's traffic of a launch, split by access kind: the random share moves at the gather bandwidth where
+// the level has one.
+void set_traffic(DeviceDemand& d, const EstimateInputs& in) {
+  d.traffic = in.traffic_per_item();
+  d.random = in.random_share > 0;
+  d.stream_traffic = d.traffic * (1 - in.random_share);
+  d.random_traffic = d.traffic * in.random_share;
+}
+
 }  // namespace
 
-DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs) {
-  DeviceCost c;
-  if (!(cores > 0)) return c;
-  const double memory = memory_seconds(in, bandwidth_gbs, cpu_gather_at(f, bandwidth_gbs));
-  const double compute =
-      (in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int) / (cores * kGiga);
-  c.per_item_s = std::max({memory, compute, kMinItemSeconds});
-  c.rate = 1 / c.per_item_s;
-  c.overhead_s = f.cpu_launch_us * 1e-6;
-  c.host_bytes_per_item = in.traffic_per_item();
-  return c;
+DeviceLevel cpu_level(const PlatformFigures& f, double cores) {
+  DeviceLevel l;
+  if (!(cores > 0)) return l;
+  const double bandwidth_gbs = cpu_bandwidth_gbs(f, cores);
+  l.used = true;
+  l.stream_bytes_s = bandwidth_gbs * kGiga;
+  l.gather_bytes_s = cpu_gather_at(f, bandwidth_gbs) * kGiga;
+  l.ops_scale = cores * kGiga;
+  l.launch_s = f.cpu_launch_us * 1e-6;
+  return l;
 }
 
-DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu) {
-  return gpu_cost_at(f, in, gpu, gpu_bandwidth_share(gpu));
-}
-
-DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share) {
-  DeviceCost c;
-  if (!(gpu > 0)) return c;
+DeviceLevel gpu_level(const PlatformFigures& f, double gpu) {
+  DeviceLevel l;
+  if (!(gpu > 0)) return l;
   // A fraction g of the compute units computes at g of the peak and draws about sqrt(g) of the bandwidth (the
   // malleable triad on the H100: 0.30 of the full bandwidth at 1/8, 0.50 at 2/8, 0.74 at 4/8, 0.86 at 7/8).
-  const double memory = memory_seconds(in, f.gpu_triad_gbs * bandwidth_share, f.gpu_gather_gbs * bandwidth_share);
-  const double compute =
-      (in.float_ops_per_item / f.gpu_gops_float + in.int_ops_per_item / f.gpu_gops_int) / (gpu * kGiga);
-  c.per_item_s = std::max({memory, compute, kMinItemSeconds});
-  c.overhead_s = f.gpu_launch_us * 1e-6;
+  const double share = gpu_bandwidth_share(gpu);
+  l.used = true;
+  l.stream_bytes_s = f.gpu_triad_gbs * share * kGiga;
+  l.gather_bytes_s = f.gpu_gather_gbs * share * kGiga;
+  l.ops_scale = gpu * kGiga;
+  l.launch_s = f.gpu_launch_us * 1e-6;
+  return l;
+}
+
+DeviceDemand cpu_demand(const PlatformFigures& f, const EstimateInputs& in) {
+  DeviceDemand d;
+  set_traffic(d, in);
+  d.host_bytes = d.traffic;
+  d.op_time = in.float_ops_per_item / f.cpu_gops_float + in.int_ops_per_item / f.cpu_gops_int;
+  return d;
+}
+
+DeviceDemand gpu_demand(const PlatformFigures& f, const EstimateInputs& in) {
+  DeviceDemand d;
+  set_traffic(d, in);
+  d.op_time = in.float_ops_per_item / f.gpu_gops_float + in.int_ops_per_item / f.gpu_gops_int;
   if (!in.data_on_gpu) {
     // Its share of the inputs comes in and its share of the outputs goes back over the copy link. Without the
     // buffer sizes, the kernel's traffic stands for both (as input: the copy bandwidths are about equal).
-    const double in_per_item = std::isnan(in.in_bytes) ? in.traffic_per_item() : in.in_bytes / in.items;
+    const double in_per_item = std::isnan(in.in_bytes) ? d.traffic : in.in_bytes / in.items;
     const double out_per_item = std::isnan(in.out_bytes) ? 0 : in.out_bytes / in.items;
-    c.per_item_s += in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
-    c.overhead_s += (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
-    c.host_bytes_per_item = f.staging_passes * (in_per_item + out_per_item);
+    d.copies = true;
+    d.copy_s = in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
+    d.copy_latency_s = (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
+    d.host_bytes = f.staging_passes * (in_per_item + out_per_item);
   }
-  c.rate = 1 / c.per_item_s;
-  return c;
+  return d;
+}
+
+DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores) {
+  return device_cost(cpu_level(f, cores), cpu_demand(f, in));
+}
+
+DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu) {
+  return device_cost(gpu_level(f, gpu), gpu_demand(f, in));
 }
 
 double host_bandwidth_gbs(const PlatformFigures& f) {

@@ -58,28 +58,102 @@ struct DeviceCost {
 /// CPU triad bandwidth at `cores` (GB/s): linear between the measured core counts, the last beyond them, never
 /// decreasing with cores (a running maximum), 0 for no core.
 double cpu_bandwidth_gbs(const PlatformFigures& f, double cores);
-/// The CPU's cost with `cores` cores (0: unused): cpu_cost_at(f, in, cores, cpu_bandwidth_gbs(f, cores)).
-DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
-/// cpu_cost with the bandwidth at `cores` given (the predictor computes it once per CPU level of a model).
-DeviceCost cpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double cores, double bandwidth_gbs);
-/// The GPU's cost at fraction `gpu` of its compute units (0: unused): gpu_cost_at(f, in, gpu,
-/// gpu_bandwidth_share(gpu)).
-DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
 /// The share of the GPU's bandwidth that fraction `gpu` of its compute units draws.
 inline double gpu_bandwidth_share(double gpu) { return std::sqrt(gpu); }
-/// gpu_cost with gpu_bandwidth_share(gpu) given (the predictor computes it once per GPU level of a model).
-DeviceCost gpu_cost_at(const PlatformFigures& f, const EstimateInputs& in, double gpu, double bandwidth_share);
+
+/// One device at one level of the grid, from the platform figures alone: what a work-item's traffic and operations
+/// are divided by, and the launch overhead. The predictor computes it once per level of a model.
+struct DeviceLevel {
+  bool used = false;          ///< false: no CPU core, or the GPU at 0 (the device sits out)
+  double stream_bytes_s = 0;  ///< streaming bandwidth (bytes/s)
+  double gather_bytes_s = 0;  ///< random-access bandwidth (bytes/s); 0: not measured
+  double ops_scale = 0;       ///< cores (the CPU) or the fraction of the compute units (the GPU), times 1e9
+  double launch_s = 0;        ///< launch latency
+};
+/// The CPU with `cores` cores (0: unused).
+DeviceLevel cpu_level(const PlatformFigures& f, double cores);
+/// The GPU at fraction `gpu` of its compute units (0: unused).
+DeviceLevel gpu_level(const PlatformFigures& f, double gpu);
+
+/// What one launch asks of a device, whatever its level: the work-item's traffic (split into its streaming and its
+/// random share), its operations, and the copies (the GPU, inputs in host memory). The predictor computes it once
+/// per device and decision.
+struct DeviceDemand {
+  double traffic = 0;                             ///< bytes per work-item (EstimateInputs::traffic_per_item)
+  double stream_traffic = 0, random_traffic = 0;  ///< traffic * (1 - random_share), traffic * random_share
+  bool random = false;                            ///< random_share > 0
+  double op_time = 0;   ///< float_ops / gops_float + int_ops / gops_int: over ops_scale, seconds per work-item
+  bool copies = false;  ///< the inputs come in over the copy link (and the outputs go back)
+  double copy_s = 0;    ///< seconds per work-item of the copies
+  double copy_latency_s = 0;
+  /// Host memory traffic per work-item: the CPU's own traffic; the GPU's staging of its copies (staging_passes
+  /// times the bytes copied; 0 without copies or where the staging is not modelled).
+  double host_bytes = 0;
+};
+DeviceDemand cpu_demand(const PlatformFigures& f, const EstimateInputs& in);
+DeviceDemand gpu_demand(const PlatformFigures& f, const EstimateInputs& in);
+
+/// A device's cost at one level for one launch: the slower of its memory and compute roofs per work-item (at least
+/// a femtosecond), plus the copies. Inline: the predictor calls it for every level of every decision.
+inline DeviceCost device_cost(const DeviceLevel& level, const DeviceDemand& d) {
+  constexpr double kMinItemSeconds = 1e-15;  // a work-item that moves and computes nothing: keeps rates finite
+  DeviceCost c;
+  if (!level.used) return c;
+  const double memory = d.random && level.gather_bytes_s > 0
+                            ? d.stream_traffic / level.stream_bytes_s + d.random_traffic / level.gather_bytes_s
+                            : d.traffic / level.stream_bytes_s;
+  const double compute = d.op_time / level.ops_scale;
+  c.per_item_s = std::max({memory, compute, kMinItemSeconds});
+  c.overhead_s = level.launch_s;
+  c.host_bytes_per_item = d.host_bytes;
+  if (d.copies) {
+    c.per_item_s += d.copy_s;
+    c.overhead_s += d.copy_latency_s;
+  }
+  c.rate = 1 / c.per_item_s;
+  return c;
+}
+/// The CPU's cost with `cores` cores (0: unused): device_cost(cpu_level(f, cores), cpu_demand(f, in)).
+DeviceCost cpu_cost(const PlatformFigures& f, const EstimateInputs& in, double cores);
+/// The GPU's cost at fraction `gpu` of its compute units (0: unused): device_cost(gpu_level(f, gpu),
+/// gpu_demand(f, in)).
+DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double gpu);
+
 /// The host memory bandwidth (GB/s) that the CPU's traffic and the GPU's staging share: the CPU's best triad
 /// bandwidth where the figures model the staging (staging_passes > 0), else 0 (not modelled: the devices' rates are
 /// independent, as in model files written before 2026-11-27).
 double host_bandwidth_gbs(const PlatformFigures& f);
 
+/// A device cost's terms in combined_ms for a launch of `items` work-items (the predictor computes them once per
+/// level and decision), with the host memory bandwidth `host_bps` (bytes/s; 0: not modelled).
+struct DeviceShare {
+  bool used = false;
+  double alone_s = INFINITY;  ///< the time of the device alone (+inf: unused): its work, and its host traffic
+  double rate = 0, overhead_s = 0;
+  double overhead_items = 0;  ///< rate * overhead_s
+  double per_item_s = INFINITY;
+  double host_s = 0;  ///< seconds of host memory traffic per work-item (0: not modelled)
+};
+inline DeviceShare device_share(const DeviceCost& c, double items, double host_bps = 0) {
+  DeviceShare s;
+  s.used = c.used();
+  if (s.used) s.alone_s = items * c.per_item_s + c.overhead_s;
+  s.rate = c.rate;
+  s.overhead_s = c.overhead_s;
+  s.overhead_items = c.rate * c.overhead_s;
+  s.per_item_s = c.per_item_s;
+  if (host_bps > 0) {
+    s.host_s = c.host_bytes_per_item / host_bps;
+    if (s.used) s.alone_s = std::max(s.alone_s, items * s.host_s);
+  }
+  return s;
+}
+
 namespace detail {
 /// The least over the CPU's share n in (0, items) of max(CPU finish, GPU finish, host traffic / host bandwidth):
-/// the three are linear in n, so the least is where two of them cross (host_bps: bytes per second, > 0).
-inline double shared_host_seconds(const DeviceCost& cpu, const DeviceCost& gpu, double items, double host_bps) {
-  const double pc = cpu.per_item_s, pg = gpu.per_item_s, hc = cpu.host_bytes_per_item / host_bps,
-               hg = gpu.host_bytes_per_item / host_bps;
+/// the three are linear in n, so the least is where two of them cross.
+inline double shared_host_seconds(const DeviceShare& cpu, const DeviceShare& gpu, double items) {
+  const double pc = cpu.per_item_s, pg = gpu.per_item_s, hc = cpu.host_s, hg = gpu.host_s;
   auto at = [&](double n) -> double {
     if (!(n > 0 && n < items)) return INFINITY;
     return std::max({cpu.overhead_s + n * pc, gpu.overhead_s + (items - n) * pg, n * hc + (items - n) * hg});
@@ -92,24 +166,26 @@ inline double shared_host_seconds(const DeviceCost& cpu, const DeviceCost& gpu, 
 }  // namespace detail
 
 /// The time (ms) of `items` work-items shared by the two devices so that they finish together; a device whose share
-/// would be empty sits out (as the runtime's dynamic distribution does). With a host bandwidth (host_gbs > 0) the
-/// host memory traffic of both shares (DeviceCost::host_bytes_per_item) bounds the time too, and the shares are the
-/// ones that minimise it. Inline: the predictor calls it for every configuration of a decision.
-inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items, double host_gbs = 0) {
-  const double host_bps = host_gbs * 1e9;
-  auto alone = [&](const DeviceCost& d) -> double {
-    if (!d.used()) return INFINITY;
-    const double t = items * d.per_item_s + d.overhead_s;
-    return host_bps > 0 ? std::max(t, items * d.host_bytes_per_item / host_bps) : t;
-  };
-  double t = std::min(alone(cpu), alone(gpu));
-  if (cpu.used() && gpu.used()) {
-    if (host_bps > 0) return std::min(t, detail::shared_host_seconds(cpu, gpu, items, host_bps)) * 1e3;
+/// would be empty sits out (as the runtime's dynamic distribution does). Where the host bandwidth is modelled
+/// (device_share's host_bps > 0) the host memory traffic of both shares bounds the time too, and the shares are the
+/// ones that minimise it; a bound that cannot bind (one device moves nothing through host memory, the other less
+/// than its own rate allows: resident data) is skipped. Inline: the predictor calls it for every configuration of a
+/// decision.
+inline double combined_ms(const DeviceShare& cpu, const DeviceShare& gpu, double items) {
+  double t = std::min(cpu.alone_s, gpu.alone_s);
+  if (cpu.used && gpu.used) {
+    const bool host_binds = (cpu.host_s > 0 || gpu.host_s > 0) && !(gpu.host_s == 0 && cpu.host_s <= cpu.per_item_s) &&
+                            !(cpu.host_s == 0 && gpu.host_s <= gpu.per_item_s);
+    if (host_binds) return std::min(t, detail::shared_host_seconds(cpu, gpu, items)) * 1e3;
     // Shares n_c + n_g = items that finish together: n_d = rate_d * (T - overhead_d).
-    const double both = (items + cpu.rate * cpu.overhead_s + gpu.rate * gpu.overhead_s) / (cpu.rate + gpu.rate);
+    const double both = (items + cpu.overhead_items + gpu.overhead_items) / (cpu.rate + gpu.rate);
     if (both >= std::max(cpu.overhead_s, gpu.overhead_s)) t = std::min(t, both);
   }
   return t * 1e3;
+}
+/// combined_ms of two costs, with the host memory bandwidth `host_gbs` (0: not modelled).
+inline double combined_ms(const DeviceCost& cpu, const DeviceCost& gpu, double items, double host_gbs = 0) {
+  return combined_ms(device_share(cpu, items, host_gbs * 1e9), device_share(gpu, items, host_gbs * 1e9), items);
 }
 
 /// The estimate of one configuration's time in ms: combined_ms(cpu_cost(cores), gpu_cost(config.gpu)), with

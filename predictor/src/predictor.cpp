@@ -68,13 +68,18 @@ Decision Predictor::decide(const double* code, const LaunchShape& launch) const 
   thread_local std::vector<double> out;
   out.resize(C);
   scores(code, launch, out.data());
+  // The first of equal outputs: the best output so far in a register, not reloaded per configuration.
   size_t best = 0;
+  double best_out = out[0];
   for (size_t c = 1; c < C; ++c)
-    if (out[c] > out[best]) best = c;
+    if (out[c] > best_out) {
+      best = c;
+      best_out = out[c];
+    }
   Decision d;
   d.config = impl_->configs[best];
   d.index = best;
-  d.predicted = out[best];
+  d.predicted = best_out;
   return d;
 }
 

@@ -30,8 +30,8 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
   estimate_keys = dop::pred::estimate_keys(model.features);
   for (int id : builtin) uses_estimate |= is_estimate(id);
   if (model.platform.figures) {
-    for (double k : level_cores) level_cpu_gbs.push_back(cpu_bandwidth_gbs(*model.platform.figures, k));
-    for (double g : model.gpu_levels) level_gpu_share.push_back(gpu_bandwidth_share(g));
+    for (double k : level_cores) cpu_device.push_back(dop::pred::cpu_level(*model.platform.figures, k));
+    for (double g : model.gpu_levels) gpu_device.push_back(dop::pred::gpu_level(*model.platform.figures, g));
   }
   const Config corners[3] = {{1, 0}, {0, 1}, {1, 1}};
   for (int k = 0; k < 3; ++k) {
@@ -58,13 +58,17 @@ double Layout::estimates(const double* code, const LaunchShape& l, std::vector<d
     return std::nan("");
   }
   const PlatformFigures& f = *model.platform.figures;
-  thread_local std::vector<DeviceCost> cpu, gpu;
-  cpu.resize(model.cpu_levels.size());
-  gpu.resize(model.gpu_levels.size());
-  for (size_t lv = 0; lv < cpu.size(); ++lv) cpu[lv] = cpu_cost_at(f, in, level_cores[lv], level_cpu_gbs[lv]);
-  for (size_t lv = 0; lv < gpu.size(); ++lv) gpu[lv] = gpu_cost_at(f, in, model.gpu_levels[lv], level_gpu_share[lv]);
-  const double host = host_bandwidth_gbs(f);
-  for (size_t c = 0; c < C; ++c) est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items, host);
+  // What the launch asks of each device, then each device's terms at each of its levels: once per decision.
+  const DeviceDemand cpu_asks = cpu_demand(f, in), gpu_asks = gpu_demand(f, in);
+  thread_local std::vector<DeviceShare> cpu, gpu;
+  cpu.resize(cpu_device.size());
+  gpu.resize(gpu_device.size());
+  const double host_bps = host_bandwidth_gbs(f) * 1e9;
+  for (size_t lv = 0; lv < cpu.size(); ++lv)
+    cpu[lv] = device_share(device_cost(cpu_device[lv], cpu_asks), in.items, host_bps);
+  for (size_t lv = 0; lv < gpu.size(); ++lv)
+    gpu[lv] = device_share(device_cost(gpu_device[lv], gpu_asks), in.items, host_bps);
+  for (size_t c = 0; c < C; ++c) est_ms[c] = combined_ms(cpu[cpu_level[c]], gpu[gpu_level[c]], in.items);
   // best_estimate_ms is the least of the corners' estimates: the same combinations of the same costs.
   const double best = corner[0] >= 0 && corner[1] >= 0 && corner[2] >= 0
                           ? std::min({est_ms[size_t(corner[0])], est_ms[size_t(corner[1])], est_ms[size_t(corner[2])]})

@@ -40,9 +40,8 @@ struct Layout {
   std::vector<double> level_cores;           // CPU cores at each CPU level (cpu_cores_of, computed once)
   EstimateKeys estimate_keys;                // where the estimate's code features are (estimate.hpp)
   bool uses_estimate = false;                // a feature is est_ms, est_rel or est_best_ms
-  // The estimate's per-level figures, computed once: the CPU bandwidth at each CPU level's cores, the GPU's
-  // bandwidth share at each GPU level (estimate.hpp: cpu_cost_at, gpu_cost_at).
-  std::vector<double> level_cpu_gbs, level_gpu_share;
+  // The estimate's devices at each CPU and GPU level, computed once (estimate.hpp: cpu_level, gpu_level).
+  std::vector<DeviceLevel> cpu_device, gpu_device;
   // The configurations (1, 0), (0, 1) and (1, 1) whose least estimate is est_best_ms (best_estimate_ms), -1 where
   // the grid lacks one (then best_estimate_ms computes it).
   long corner[3] = {-1, -1, -1};

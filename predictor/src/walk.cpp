@@ -3,17 +3,37 @@
 // of the configurations that reach a node. Nodes on shared features send the whole mask one way; nodes on level
 // features split it. Leaves are summed per configuration in tree order in float, as XGBoost does. The estimate
 // features (one value per configuration) split it at each node the walk reaches: the configurations of the node's
-// mask whose value is below the threshold go left (the walk reaches few such nodes; placing every value among all
-// of a feature's thresholds, per decision, cost more).
+// mask whose value is below the threshold go left, all configurations compared at once (the walk reaches few such
+// nodes; placing every value among all of a feature's thresholds, per decision, cost more).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "scorer.hpp"
 
 namespace dop::pred {
 
 namespace {
+
+// Configurations are compared four at a time: the estimate's rows are padded to a multiple of four.
+constexpr size_t kLanes = 4;
+
+// Bit c set where v[c] < t, for c < n (n a multiple of kLanes): one comparison of all configurations of a node, where
+// walking the node's mask bit by bit cost a dependent step per configuration. NaN compares false either way.
+inline uint64_t below_threshold(const float* v, size_t n, float t) {
+  uint64_t mask = 0;
+#if defined(__SSE2__)
+  const __m128 threshold = _mm_set1_ps(t);
+  for (size_t c = 0; c < n; c += kLanes)
+    mask |= uint64_t(unsigned(_mm_movemask_ps(_mm_cmplt_ps(_mm_loadu_ps(v + c), threshold)))) << c;
+#else
+  for (size_t c = 0; c < n; ++c) mask |= uint64_t(v[c] < t) << c;
+#endif
+  return mask;
+}
 
 class WalkScorer final : public Scorer {
  public:
@@ -41,7 +61,9 @@ class WalkScorer final : public Scorer {
   std::vector<uint64_t> cpu_level_mask, gpu_level_mask;  // configurations at each level
   size_t walk_max_nodes = 0;
   uint64_t all_configs = 0;
-  bool uses_estimate = false;  // a node splits on est_ms or est_rel
+  bool uses_estimate = false;              // a node splits on est_ms or est_rel
+  bool splits_on_est[2] = {false, false};  // est_ms, est_rel
+  size_t est_stride = 0;                   // configurations rounded up to kLanes: a row of the estimate's values
 };
 
 WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
@@ -97,6 +119,7 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
         n.kind = t.default_left[i] ? kEstLeft : kEstRight;
         n.slot = id == kEstMs ? 0 : 1;
         uses_estimate = true;
+        splits_on_est[n.slot] = true;
       } else if (builtin_kind(id) == BuiltinKind::config_only) {
         n.kind = kConfig;
         uint64_t mask = 0;
@@ -123,6 +146,7 @@ WalkScorer::WalkScorer(Layout layout) : layout_(std::move(layout)) {
     walk_level_table_size += layout_.levels(axis[size_t(f)]) + 1;
   }
   walk_level_offset.push_back(walk_level_table_size);
+  est_stride = (C + kLanes - 1) / kLanes * kLanes;
 }
 
 void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) const {
@@ -174,15 +198,16 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
     v[L] = std::numeric_limits<float>::infinity();
     pm[L] = p;
   }
-  // The estimate features' values as the trees compare them: est_ms, then est_rel.
+  // The estimate features' values as the trees compare them, those the nodes split on: est_ms's row, then est_rel's
+  // (each padded to est_stride).
   thread_local std::vector<float> est;
   const bool est_missing = std::isnan(best);  // a launch the estimate knows nothing of: missing everywhere
   if (uses_estimate && !est_missing) {
-    est.resize(2 * C);
-    for (size_t c = 0; c < C; ++c) {
-      est[c] = static_cast<float>(est_ms[c]);
-      est[C + c] = static_cast<float>(est_rel[c]);
-    }
+    est.assign(2 * est_stride, 0.0f);
+    const std::vector<double>* values[2] = {&est_ms, &est_rel};
+    for (size_t k = 0; k < 2; ++k)
+      if (splits_on_est[k])
+        for (size_t c = 0; c < C; ++c) est[k * est_stride + c] = static_cast<float>((*values[k])[c]);
   }
   sums.assign(C, model.base_score);
   float* acc = sums.data();
@@ -218,12 +243,7 @@ void WalkScorer::scores(const double* code, const LaunchShape& l, double* out) c
           if (est_missing) {
             lm = nd.kind == kEstLeft ? m : 0;
           } else {
-            const float* v = est.data() + size_t(nd.slot) * C;
-            lm = 0;
-            for (uint64_t b = m; b; b &= b - 1) {
-              const unsigned c = unsigned(__builtin_ctzll(b));
-              lm |= uint64_t(v[c] < nd.threshold) << c;
-            }
+            lm = m & below_threshold(est.data() + size_t(nd.slot) * est_stride, est_stride, nd.threshold);
           }
         } else {
           // The configurations whose level value is below the threshold: the levels before the first value
