@@ -150,18 +150,25 @@ inline DeviceShare device_share(const DeviceCost& c, double items, double host_b
 }
 
 namespace detail {
-/// The least over the CPU's share n in (0, items) of max(CPU finish, GPU finish, host traffic / host bandwidth):
-/// the three are linear in n, so the least is where two of them cross.
+/// The least over the CPU's share n in (0, items) of max(CPU finish, GPU finish, host traffic / host bandwidth), +inf
+/// where no share beats a device alone. The first two are the balanced shares' lines; where the host's line is above
+/// them there, it falls (the GPU's items cost the host more) or rises with n, so the least is where it crosses the
+/// CPU's line to the right or the GPU's to the left.
 inline double shared_host_seconds(const DeviceShare& cpu, const DeviceShare& gpu, double items) {
-  const double pc = cpu.per_item_s, pg = gpu.per_item_s, hc = cpu.host_s, hg = gpu.host_s;
-  auto at = [&](double n) -> double {
-    if (!(n > 0 && n < items)) return INFINITY;
-    return std::max({cpu.overhead_s + n * pc, gpu.overhead_s + (items - n) * pg, n * hc + (items - n) * hg});
-  };
-  auto cross = [](double num, double den) -> double { return den != 0 ? num / den : NAN; };
-  return std::min({at(cross(gpu.overhead_s + items * pg - cpu.overhead_s, pc + pg)),     // CPU = GPU
-                   at(cross(items * hg - cpu.overhead_s, pc - hc + hg)),                 // CPU = host
-                   at(cross(gpu.overhead_s + items * pg - items * hg, pg + hc - hg))});  // GPU = host
+  const double pc = cpu.per_item_s, pg = gpu.per_item_s, d = cpu.host_s - gpu.host_s;
+  const double n = (gpu.overhead_s + items * pg - cpu.overhead_s) / (pc + pg);  // CPU = GPU
+  if (!(n > 0 && n < items)) return INFINITY;
+  const double balanced = cpu.overhead_s + n * pc, host = items * gpu.host_s + n * d;
+  if (host <= balanced) return balanced;
+  if (d < 0) {  // CPU = host, further right
+    const double m = (items * gpu.host_s - cpu.overhead_s) / (pc - d);
+    return m < items ? cpu.overhead_s + m * pc : INFINITY;
+  }
+  if (d > 0) {  // GPU = host, further left
+    const double m = (gpu.overhead_s + items * (pg - gpu.host_s)) / (pg + d);
+    return m > 0 ? gpu.overhead_s + (items - m) * pg : INFINITY;
+  }
+  return host;  // the host's time, whatever the shares
 }
 }  // namespace detail
 
