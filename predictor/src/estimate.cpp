@@ -36,12 +36,18 @@ double cpu_bandwidth_gbs(const PlatformFigures& f, double cores) {
 
 namespace {
 
+// The CPU's best triad bandwidth, over every core count measured.
+double best_triad_gbs(const PlatformFigures& f) {
+  double top = 0;
+  for (const auto& b : f.cpu_triad_gbs) top = std::max(top, b.gbs);
+  return top;
+}
+
 // The CPU's gather bandwidth at the cores whose triad bandwidth is `bandwidth_gbs`: measured at all cores, it gets
 // the share of its figure the triad gets (0 where not measured).
 double cpu_gather_at(const PlatformFigures& f, double bandwidth_gbs) {
   if (!(f.cpu_gather_gbs > 0)) return 0;
-  double top = 0;
-  for (const auto& b : f.cpu_triad_gbs) top = std::max(top, b.gbs);
+  const double top = best_triad_gbs(f);
   return top > 0 ? f.cpu_gather_gbs * bandwidth_gbs / top : 0;
 }
 
@@ -115,12 +121,7 @@ DeviceCost gpu_cost(const PlatformFigures& f, const EstimateInputs& in, double g
   return device_cost(gpu_level(f, gpu), gpu_demand(f, in));
 }
 
-double host_bandwidth_gbs(const PlatformFigures& f) {
-  if (!(f.staging_passes > 0)) return 0;
-  double top = 0;
-  for (const auto& b : f.cpu_triad_gbs) top = std::max(top, b.gbs);
-  return top;
-}
+double host_bandwidth_gbs(const PlatformFigures& f) { return f.staging_passes > 0 ? best_triad_gbs(f) : 0; }
 
 double estimate_ms(const PlatformFigures& f, const EstimateInputs& in, const Config& config, int cpu_units) {
   if (!in.known()) return std::nan("");

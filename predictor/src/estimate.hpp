@@ -130,9 +130,9 @@ struct DeviceShare {
   bool used = false;
   double alone_s = INFINITY;  ///< the time of the device alone (+inf: unused): its work, and its host traffic
   double rate = 0, overhead_s = 0;
-  double overhead_items = 0;  ///< rate * overhead_s
-  double per_item_s = INFINITY;
-  double host_s = 0;  ///< seconds of host memory traffic per work-item (0: not modelled)
+  double overhead_items = 0;     ///< rate * overhead_s
+  double per_item_s = INFINITY;  ///< 1 / rate, kept: the host bound's crossings need it
+  double host_s = 0;             ///< seconds of host memory traffic per work-item (0: not modelled)
 };
 inline DeviceShare device_share(const DeviceCost& c, double items, double host_bps = 0) {
   DeviceShare s;

@@ -32,6 +32,7 @@ Layout::Layout(const Model& m) : model(m), configs(m.configs()) {
   if (model.platform.figures) {
     for (double k : level_cores) cpu_device.push_back(dop::pred::cpu_level(*model.platform.figures, k));
     for (double g : model.gpu_levels) gpu_device.push_back(dop::pred::gpu_level(*model.platform.figures, g));
+    host_bps = host_bandwidth_gbs(*model.platform.figures) * 1e9;
   }
   const Config corners[3] = {{1, 0}, {0, 1}, {1, 1}};
   for (int k = 0; k < 3; ++k) {
@@ -63,7 +64,6 @@ double Layout::estimates(const double* code, const LaunchShape& l, std::vector<d
   thread_local std::vector<DeviceShare> cpu, gpu;
   cpu.resize(cpu_device.size());
   gpu.resize(gpu_device.size());
-  const double host_bps = host_bandwidth_gbs(f) * 1e9;
   for (size_t lv = 0; lv < cpu.size(); ++lv)
     cpu[lv] = device_share(device_cost(cpu_device[lv], cpu_asks), in.items, host_bps);
   for (size_t lv = 0; lv < gpu.size(); ++lv)

@@ -42,6 +42,7 @@ struct Layout {
   bool uses_estimate = false;                // a feature is est_ms, est_rel or est_best_ms
   // The estimate's devices at each CPU and GPU level, computed once (estimate.hpp: cpu_level, gpu_level).
   std::vector<DeviceLevel> cpu_device, gpu_device;
+  double host_bps = 0;  // the host memory bandwidth the estimate's devices share (bytes/s; 0: not modelled)
   // The configurations (1, 0), (0, 1) and (1, 1) whose least estimate is est_best_ms (best_estimate_ms), -1 where
   // the grid lacks one (then best_estimate_ms computes it).
   long corner[3] = {-1, -1, -1};
