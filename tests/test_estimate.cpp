@@ -211,8 +211,7 @@ TEST_CASE("the estimate on hand-computed cases", "[estimate]") {
       double least = INFINITY;
       for (int i = 0; i <= 100000; ++i) {
         const double n = items * i / 100000.0;
-        double t = std::max(n * cpu.host_bytes_per_item, (items - n) * gpu.host_bytes_per_item) / bps;
-        t = std::max(t, (n * cpu.host_bytes_per_item + (items - n) * gpu.host_bytes_per_item) / bps);
+        double t = (n * cpu.host_bytes_per_item + (items - n) * gpu.host_bytes_per_item) / bps;
         if (n > 0) t = std::max(t, cpu.overhead_s + n * cpu.per_item_s);
         if (n < items) t = std::max(t, gpu.overhead_s + (items - n) * gpu.per_item_s);
         least = std::min(least, t);
