@@ -156,7 +156,7 @@ void add_bench(CLI::App& app) {
   auto f = std::make_shared<SplitFlags>();
   cmd->add_option("specs", f->specs, "Workload specs")->required();
   cmd->add_option("--config", f->config, "Configuration of the dynamic runs (default 1,1)");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | pinned | svm");
   cmd->add_option("--repeat", f->repeat, "Interleaved repetitions per variant (default 5)")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", f->out, "Also write every measurement as JSON to this file");
   cmd->add_option("--timeout", f->timeout, "Stop with exit status 124 after this many seconds (default none)")

@@ -98,7 +98,10 @@ std::string find_library(const std::string& flag) {
   // and names a corrupt one on stderr then (reading it here too would add its reading time to every run).
   if (!f.model.empty() && (!is_file(f.model) || std::filesystem::is_directory(f.model)))
     throw std::invalid_argument("--model '" + f.model + "': no such file, or it cannot be read");
-  if (!f.memory.empty()) parse_memory_mode(f.memory);
+  if (!f.memory.empty() && parse_memory_mode(f.memory) == MemoryMode::pinned)
+    throw std::invalid_argument(
+        "--memory pinned is for arguments made by an executor (dop run, dop sweep); under "
+        "dop exec use copy or auto");
   const std::string lib = find_library(f.lib);
   std::string preload = lib;
   const std::string first = DOP_INTERCEPT_PRELOAD_FIRST;  // the ASan runtime under DOP_SANITIZE

@@ -203,6 +203,7 @@ void run(const RunFlags& f) {
                        {"d2h_ms", last.d2h_ms},
                        {"merge_ms", last.merge_ms},
                        {"h2d_bytes", last.h2d_bytes},
+                       {"h2d_in_place_bytes", last.h2d_in_place_bytes},
                        {"d2h_bytes", last.d2h_bytes},
                        {"warm", last.warm},
                        {"start_cpu_share", last.start_cpu_share},
@@ -238,8 +239,11 @@ void run(const RunFlags& f) {
                 builds.programs_from_cache, builds.build_ms,
                 program_cache_dir().empty() ? "cache off" : ("cache " + program_cache_dir()).c_str());
     if (last.h2d_ms + last.d2h_ms + last.merge_ms > 0)
-      std::printf("  copies: h2d %.3f ms (%.1f MB), d2h %.3f ms (%.1f MB), merge %.3f ms\n", last.h2d_ms,
-                  double(last.h2d_bytes) / 1e6, last.d2h_ms, double(last.d2h_bytes) / 1e6, last.merge_ms);
+      std::printf(
+          "  copies: h2d %.3f ms (%.1f MB, %.1f MB of it from page-locked memory in place), d2h %.3f ms "
+          "(%.1f MB), merge %.3f ms\n",
+          last.h2d_ms, double(last.h2d_bytes) / 1e6, double(last.h2d_in_place_bytes) / 1e6, last.d2h_ms,
+          double(last.d2h_bytes) / 1e6, last.merge_ms);
     if (f.validate) {
       std::printf("  validation against a plain run on %s: %s", validation["against"].get<std::string>().c_str(),
                   validation["ok"].get<bool>() ? "ok" : "MISMATCH");
@@ -270,7 +274,7 @@ void add_run(CLI::App& app) {
   autoc->excludes(config);
   cmd->add_option("--model", f->model, "Model file (dop train) for --auto")->needs(autoc);
   cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
-  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm (default auto)");
+  cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | pinned | svm (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");
   auto* bundle = cmd->add_option("--bundle", f->bundle,
                                  "Kernel bundle (dop bundle, docs/bundle.md): use its malleable form (or its note)");

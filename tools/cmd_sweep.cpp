@@ -260,7 +260,7 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
   cmd->add_option("--memory", f->memory,
-                  "auto | zero-copy | copy | resident | svm (resident: the rows' data_on is gpu, else host)");
+                  "auto | zero-copy | copy | resident | pinned | svm (resident: the rows' data_on is gpu, else host)");
   cmd->add_option("--configs", f->configs,
                   "Measure N configurations per workload: CPU only, GPU only, all, and N - 3 spread over the rest, "
                   "the same for a workload on every run (training sets; default 0: the whole grid; N >= 3)")

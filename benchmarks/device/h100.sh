@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -36,6 +36,25 @@ resume() {
   cp ".device/data/$f" "$OUT/$f"
   head -1 "$OUT/$f" | grep -q ',args,' && return 0
   $dop sweep upgrade "$OUT/$f" "$@" --out "$OUT/$f.upgraded" && mv "$OUT/$f.upgraded" "$OUT/$f"
+}
+
+# bundle_of SPEC: the --bundle arguments for a spec's kernel where .device/bundles has its bundle.
+bundle_of() {
+  local file
+  file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$1")
+  [ -f ".device/bundles/$file.json" ] && echo "--bundle .device/bundles/$file.json"
+}
+# ways SPEC REPEAT DOP-RUN-ARGS...: `dop run` of SPEC, printing the median time, the MB sent to the GPU in the last
+# run and of them those sent from page-locked memory in place, then every run (C: the CPU ran, G: the GPU ran,
+# w: warm, o: a device left out by choice, and its time).
+ways() {
+  local spec=$1 repeat=$2
+  shift 2
+  timeout 200 $dop run "$spec" $(bundle_of "$spec") --repeat "$repeat" --json "$@" >/tmp/ways.json &&
+    python3 -c 'import json; j=json.load(open("/tmp/ways.json")); l=j["last"]
+way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "") + ("o" if r["left_out"] else "")
+print("%.2f %.0f %.0f" % (j["time_ms"]["median"], l["h2d_bytes"] / 1e6, l.get("h2d_in_place_bytes", 0) / 1e6),
+      " ".join("%s:%.1f" % (way(r), r["time_ms"]) for r in j["runs"]))'
 }
 
 for exp in "$@"; do
@@ -104,17 +123,29 @@ for exp in "$@"; do
         "warm runs, the warm-up first (C: the CPU ran, G: the GPU ran, w: warm, o: a device left out by choice)" |
         tee "$OUT/alone.txt"
       for spec in $specs; do
-        file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$spec")
-        b=(); [ -f ".device/bundles/$file.json" ] && b=(--bundle ".device/bundles/$file.json")
-        med() { timeout 200 $dop run "$spec" --memory copy "${b[@]}" --repeat "${ALONE_REPEAT:-5}" --json "$@" >/tmp/alone.json &&
-                python3 -c 'import json,sys; j=json.load(open("/tmp/alone.json")); l=j["last"]
-way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "") + ("o" if r["left_out"] else "")
-print("%.2f" % j["time_ms"]["median"], " ".join("%s:%.1f" % (way(r), r["time_ms"]) for r in j["runs"]))'; }
+        med() { ways "$spec" "${ALONE_REPEAT:-5}" --memory copy "$@"; }
         c1=$(med --config 1,0 | cut -d' ' -f1); g1=$(med --config 0,1 | cut -d' ' -f1)
         for cfg in ${ALONE_CONFIGS:-0.5,1 1,1 0.25,0.5}; do
           cold=$(med --config "$cfg" --cold | cut -d' ' -f1); warm=$(med --config "$cfg")
           printf "%-34s %-9s %10s %10s %10s %10s  %s\n" "$(basename "$spec" .json)" "$cfg" "$cold" "${warm%% *}" "$c1" "$g1" \
-            "${warm#* }" | tee -a "$OUT/alone.txt"
+            "$(echo "$warm" | cut -d' ' -f4-)" | tee -a "$OUT/alone.txt"
+        done
+      done
+      ;;
+    pinned)  # host data in pageable memory (copy: staged through pinned memory by idle cores) against page-locked
+      # memory (pinned: the GPU's DMA reads it in place), each device alone and both, warm, interleaved per
+      # configuration; PINNED_SPECS (default: three large host-data real kernels), PINNED_CONFIGS
+      printf "%-34s %-9s %-7s %10s %8s %8s  %s\n" workload config memory median_ms h2d_MB inplace_MB \
+        "runs, the warm-up first (C: the CPU ran, G: the GPU ran, w: warm, o: a device left out by choice)" |
+        tee "$OUT/pinned.txt"
+      specs=${PINNED_SPECS:-"kernels/atax/atax1_large_n23040_wg64.json kernels/gesummv/gesummv_large_n23040_wg64.json kernels/mvt/mvt1_large_n23040_wg64.json"}
+      for spec in $specs; do
+        for cfg in ${PINNED_CONFIGS:-1,0 0,1 1,1 0.75,1 0.5,1}; do
+          for mem in copy pinned; do
+            r=$(ways "$spec" "${PINNED_REPEAT:-7}" --config "$cfg" --memory "$mem")
+            printf "%-34s %-9s %-7s %10s %8s %8s  %s\n" "$(basename "$spec" .json)" "$cfg" "$mem" $(echo "$r" | cut -d' ' -f1-3) \
+              "$(echo "$r" | cut -d' ' -f4-)" | tee -a "$OUT/pinned.txt"
+          done
         done
       done
       ;;

@@ -157,6 +157,10 @@ void initialise(DopState& s) {
     }
     const char* mem = std::getenv("DOP_MEMORY");
     if (mem && *mem) s.memory = parse_memory_mode(mem);
+    if (s.memory == MemoryMode::pinned)  // dop's host copies are its own: make_args' memory never holds them
+      throw std::runtime_error(
+          "DOP_MEMORY=pinned: for arguments made by an executor (dop run, dop sweep); under "
+          "dop exec use copy or auto");
     const char* check = std::getenv("DOP_AUTO_CHECK");
     s.check_auto = !(check && std::strcmp(check, "0") == 0);
     const char* first = std::getenv("DOP_AUTO_FIRST");

@@ -104,6 +104,9 @@ struct LaunchResult {
   /// Copy modes: bytes sent to and read back from the GPU (slices only, where the footprint bounds a buffer). With
   /// resident buffers (ExecutorOptions::data): what the launch moved between host memory and the GPU's copies.
   size_t h2d_bytes = 0, d2h_bytes = 0;
+  /// MemoryMode::pinned: of h2d_bytes, those the GPU's DMA read straight from the arguments' page-locked memory
+  /// (read-only buffers made by Executor::make_args or place), without staging copies.
+  size_t h2d_in_place_bytes = 0;
   /// Warm start (ExecutorOptions::warm_start): the launch started from `start_cpu_share`, the share learned from
   /// earlier launches at this configuration and shape; -1 for a cold launch.
   bool warm = false;

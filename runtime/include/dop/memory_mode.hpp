@@ -1,5 +1,6 @@
-// dop memory modes: how a launch's buffers reach the GPU (copies, zero-copy, resident data, shared virtual memory),
-// their names on the command line, and why shared virtual memory cannot run on a selection. Runtime tier.
+// dop memory modes: how a launch's buffers reach the GPU (copies, zero-copy, resident data, page-locked host memory,
+// shared virtual memory), their names on the command line, and why shared virtual memory cannot run on a selection.
+// Runtime tier.
 #pragma once
 
 #include <string>
@@ -16,6 +17,13 @@ enum class MemoryMode {
   /// As copy, but the data is resident: every input is on the GPU before the timed region starts, and the GPU's
   /// outputs are read back and merged after it ends (d2h_ms says how long that took; total_ms leaves it out).
   resident,
+  /// As copy, with the arguments' buffers (Executor::make_args / place) in page-locked host memory of the GPU's
+  /// context: the GPU's DMA reads read-only inputs and writes outputs straight from and into them, without the
+  /// staging copies of copy mode (which take a core and two more passes over host memory per byte sent), and the
+  /// CPU computes in them in place. What page-locked memory gives a CUDA program (cudaMallocHost). Buffers not
+  /// allocated there are staged as in copy mode. No guard page follows such a buffer (the bounds check before a
+  /// launch still applies).
+  pinned,
   /// Shared virtual memory: the CPU's sub-devices and the GPU in one context, and the arguments' buffers in its
   /// fine-grain buffer SVM (Executor::make_args / place), which both devices and the host use at once, with no
   /// buffers, copies or maps. Where available (svm_unavailable says why not): both devices on one platform with

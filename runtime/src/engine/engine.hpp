@@ -209,6 +209,29 @@ class SvmMemory : public ArgMemory {
   cl_svm_mem_flags flags_;
 };
 
+// Page-locked host memory of one GPU context (MemoryMode::pinned): each allocation a CL_MEM_ALLOC_HOST_PTR buffer,
+// mapped once for the host's use and unmapped when freed, so that copies between it and the context's buffers
+// are DMA from and to host memory in place. Keeps the context and a queue of its own alive as long as an
+// allocation may (memory.cpp). owns() says whether a pointer lies in one of its allocations.
+class PinnedMemory : public ArgMemory {
+ public:
+  PinnedMemory(cl::Context ctx, cl_device_id device);
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* p, std::size_t) noexcept override;
+  bool owns(const void* p) const;
+
+ private:
+  struct Block {
+    cl::Buffer buf;
+    void* mapped = nullptr;
+    std::size_t bytes = 0;
+  };
+  cl::Context ctx_;
+  cl::Queue queue_;
+  mutable std::mutex m_;
+  std::map<const void*, Block> blocks_;  // by the pointer handed out
+};
+
 // Warm starts (ExecutorOptions::warm_start), one record per warm_key: the learned CPU share, the devices' last
 // rates, and the launch times of the three ways to run (both devices from the learned share, the CPU alone, the GPU
 // alone). The policy is in warm.cpp.
@@ -247,6 +270,10 @@ struct Launch {
   MemoryMode mode = MemoryMode::automatic;
   bool resident = false;
   bool in_place = false;  // both devices work on the host's bytes (zero-copy buffers, or the SVM they live in)
+  // MemoryMode::pinned, by argument: its host memory is the GPU context's page-locked memory, so the GPU's DMA
+  // reads it (read-only inputs) and writes it (outputs not merged) in place, without staging.
+  std::vector<char> direct;
+  std::atomic<size_t> sent_in_place{0};  // bytes the GPU's DMA read so (LaunchResult::h2d_in_place_bytes)
   std::vector<char> sliced;
   std::optional<FootprintEvaluator> footprint;  // per launch: the scalars and the launch are evaluated once
   // ExecutorOptions::data (held locked for the launch): the resident buffers, and each buffer argument's entry.
@@ -307,6 +334,8 @@ struct Executor::Impl {
   // GPU), made at the first launch or make_args, and the fine-grain SVM of that context.
   cl::Context shared_ctx;
   std::shared_ptr<engine::SvmMemory> svm;
+  // MemoryMode::pinned: page-locked host memory of the GPU side's context, made at the first make_args or launch.
+  std::shared_ptr<engine::PinnedMemory> pinned_memory;
   // Programs the launch in progress built (resolve_devices counts them into LaunchResult).
   struct BuildTally {
     int built = 0, from_cache = 0;
@@ -350,7 +379,8 @@ struct Executor::Impl {
   void set_args(Side& s, std::vector<ArgData>& args, const std::vector<cl_mem>& mems, int mod, int alloc);
   void resolve_devices(Launch& l);
 
-  // memory.cpp: MemoryMode::svm's shared context and memory, and the launch's memory plan.
+  // memory.cpp: MemoryMode::svm's shared context and memory, MemoryMode::pinned's memory, and the launch's memory
+  // plan.
   engine::SvmMemory& shared();
   std::shared_ptr<ArgMemory> arg_memory();
   void plan_memory(Launch& l);

@@ -19,7 +19,7 @@ Executor::Impl::Impl(const Spec& s, const std::string& src, const cl::Selection&
     if (!why.empty()) throw std::invalid_argument("memory mode svm for '" + spec.name + "': " + why);
   }
   if (opt.data) {
-    if (opt.memory == MemoryMode::svm || opt.memory == MemoryMode::resident)
+    if (opt.memory != MemoryMode::copy && opt.memory != MemoryMode::automatic)
       throw std::invalid_argument(std::string("resident buffers (ExecutorOptions::data) for '") + spec.name +
                                   "' need memory mode copy or auto, not " + memory_mode_name(opt.memory));
     if (!sel.gpu || sel.gpu->device != opt.data->gpu_device())
@@ -88,6 +88,7 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
     if (l.data) resident_failed(l);  // what the devices may have written part way is current nowhere
     throw;
   }
+  l.res.h2d_in_place_bytes = l.sent_in_place;
   learn(l);  // the balanced share and rates, for the next launch
   return std::move(l.res);
 }

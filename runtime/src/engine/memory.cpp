@@ -1,7 +1,9 @@
-// Memory modes: their names, and MemoryMode::svm's shared virtual memory (why a selection cannot have it, the one
-// context of every side, its allocator); and a launch's memory plan: the mode it runs in, and which buffers the GPU
-// receives slice by slice (copy mode with a footprint).
+// Memory modes: their names, MemoryMode::svm's shared virtual memory (why a selection cannot have it, the one
+// context of every side, its allocator) and MemoryMode::pinned's page-locked memory; and a launch's memory plan: the
+// mode it runs in, which buffers the GPU receives slice by slice (copy mode with a footprint), and which it reads
+// and writes in place (page-locked).
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "engine/engine.hpp"
@@ -15,8 +17,9 @@ MemoryMode parse_memory_mode(const std::string& s) {
   if (s == "zero-copy") return MemoryMode::zero_copy;
   if (s == "copy") return MemoryMode::copy;
   if (s == "resident") return MemoryMode::resident;
+  if (s == "pinned") return MemoryMode::pinned;
   if (s == "svm") return MemoryMode::svm;
-  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy, copy, resident or svm");
+  throw std::invalid_argument("memory mode '" + s + "' must be auto, zero-copy, copy, resident, pinned or svm");
 }
 
 const char* memory_mode_name(MemoryMode m) {
@@ -27,6 +30,8 @@ const char* memory_mode_name(MemoryMode m) {
       return "copy";
     case MemoryMode::resident:
       return "resident";
+    case MemoryMode::pinned:
+      return "pinned";
     case MemoryMode::svm:
       return "svm";
     default:
@@ -59,6 +64,50 @@ void* SvmMemory::allocate(std::size_t bytes) {
   return p;
 }
 void SvmMemory::deallocate(void* p, std::size_t) noexcept { clSVMFree(ctx_.get(), p); }
+
+PinnedMemory::PinnedMemory(cl::Context ctx, cl_device_id device)
+    : ctx_(std::move(ctx)), queue_(cl::create_queue(ctx_, device, false)) {}
+
+// One page more than asked, so that the bytes handed out start on a page whatever the implementation aligns its
+// mappings to (a CPU device then uses them in place).
+void* PinnedMemory::allocate(std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  Block b;
+  b.bytes = bytes;
+  b.buf = cl::create_buffer(ctx_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes + kPage);
+  cl_int err = CL_SUCCESS;
+  b.mapped = clEnqueueMapBuffer(queue_.get(), b.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes + kPage, 0,
+                                nullptr, nullptr, &err);
+  if (err != CL_SUCCESS || !b.mapped)
+    throw cl::Error(err == CL_SUCCESS ? CL_OUT_OF_HOST_MEMORY : err, "clEnqueueMapBuffer",
+                    std::to_string(bytes) + " bytes of page-locked host memory (memory mode pinned) were refused");
+  const auto at = (reinterpret_cast<std::uintptr_t>(b.mapped) + kPage - 1) / kPage * kPage;
+  void* p = reinterpret_cast<void*>(at);
+  std::lock_guard<std::mutex> g(m_);
+  blocks_.emplace(p, std::move(b));
+  return p;
+}
+
+void PinnedMemory::deallocate(void* p, std::size_t) noexcept {
+  Block b;
+  {
+    std::lock_guard<std::mutex> g(m_);
+    const auto it = blocks_.find(p);
+    if (it == blocks_.end()) return;
+    b = std::move(it->second);
+    blocks_.erase(it);
+  }
+  clEnqueueUnmapMemObject(queue_.get(), b.buf.get(), b.mapped, 0, nullptr, nullptr);
+  clFinish(queue_.get());
+}
+
+bool PinnedMemory::owns(const void* p) const {
+  std::lock_guard<std::mutex> g(m_);
+  auto it = blocks_.upper_bound(p);
+  if (it == blocks_.begin()) return false;
+  --it;
+  return static_cast<const unsigned char*>(p) < static_cast<const unsigned char*>(it->first) + it->second.bytes;
+}
 
 }  // namespace engine
 
@@ -94,8 +143,14 @@ engine::SvmMemory& Executor::Impl::shared() {
   return *svm;
 }
 
-// Arguments whose buffers live where this executor runs them in place (its SVM in svm mode).
+// Arguments whose buffers live where this executor runs them in place (its SVM in svm mode), or where its GPU's DMA
+// reaches them in place (page-locked memory of the GPU's context in pinned mode; host memory without a GPU).
 std::shared_ptr<ArgMemory> Executor::Impl::arg_memory() {
+  if (opt.memory == MemoryMode::pinned) {
+    if (!sel.gpu) return nullptr;
+    if (!pinned_memory) pinned_memory = std::make_shared<engine::PinnedMemory>(gpu_side().ctx, sel.gpu->device);
+    return pinned_memory;
+  }
   if (opt.memory != MemoryMode::svm) return nullptr;
   shared();
   return svm;
@@ -109,7 +164,16 @@ void Executor::Impl::plan_memory(Launch& l) {
   if (mode == MemoryMode::automatic)
     mode = (!l.gpu || (sel.gpu->host_unified_memory && !(l.data && l.data->external))) ? MemoryMode::zero_copy
                                                                                        : MemoryMode::copy;
-  l.res.memory = l.mode = mode;
+  l.res.memory = mode;
+  // Page-locked: copy mode, whose GPU transfers of the buffers in that memory go straight from and to them.
+  l.direct.assign(spec.args.size(), 0);
+  if (mode == MemoryMode::pinned) {
+    mode = MemoryMode::copy;
+    if (l.gpu && pinned_memory)
+      for (size_t i = 0; i < spec.args.size(); ++i)
+        l.direct[i] = spec.args[i].kind == ArgKind::buffer && pinned_memory->owns(l.args[i].data());
+  }
+  l.mode = mode;
   l.resident = mode == MemoryMode::resident;
   // In place: both devices work on the host's bytes (zero-copy buffers over them, or the SVM they live in).
   l.in_place = mode == MemoryMode::zero_copy || mode == MemoryMode::svm;

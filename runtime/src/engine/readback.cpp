@@ -96,7 +96,9 @@ void Executor::Impl::read_back(Launch& l, const std::vector<Piece>& outputs, con
   std::vector<std::vector<uint64_t, PageAlignedAllocator<uint64_t>>> staging(spec.args.size());
   for (const Piece& g : outputs) {
     const size_t i = g.arg;
-    dst[i] = gpu->pinned(gpu->pinned_out, i, spec.args[i].bytes());
+    // Page-locked host memory (MemoryMode::pinned) takes the DMA in place where nothing is merged.
+    dst[i] = l.direct[i] && !merge_arg[i] ? static_cast<unsigned char*>(args[i].data())
+                                          : gpu->pinned(gpu->pinned_out, i, spec.args[i].bytes());
     if (!dst[i] && merge_arg[i]) {
       staging[i].resize(args[i].storage.size());
       dst[i] = reinterpret_cast<unsigned char*>(staging[i].data());

@@ -168,11 +168,21 @@ void Executor::Impl::bind_buffers(Launch& l) {
   if (gpu) set_args(*gpu, l.args, l.gpu_mems, 8, l.res.gpu_alloc);
 }
 
+// Whether argument i goes to the GPU straight from its own memory: a read-only buffer in the GPU context's
+// page-locked memory (MemoryMode::pinned). A writable one is staged still: the CPU may write it while the GPU's
+// copy is sent, and the staged copy is the initial contents the merge compares with.
+static bool in_place_input(const Spec& spec, const engine::Launch& l, size_t i) {
+  return l.direct[i] && spec.args[i].access == Access::read;
+}
+
 // One piece of an input to the GPU: copied into its pinned staging memory (allocated before the copy threads
-// start, so the lookup is read-only) where there is some, and its DMA enqueued at once.
+// start, so the lookup is read-only) where there is some, and its DMA enqueued at once; a piece of a page-locked
+// read-only buffer is sent from where it is.
 cl::Event Executor::Impl::send_piece(Launch& l, const Piece& p) {
   const unsigned char* src = static_cast<const unsigned char*>(l.args[p.arg].data()) + p.offset;
-  const auto pin = l.gpu->pinned_in.find(p.arg);
+  const bool in_place = in_place_input(spec, l, p.arg);
+  const auto pin = in_place ? l.gpu->pinned_in.end() : l.gpu->pinned_in.find(p.arg);
+  if (in_place) l.sent_in_place += p.bytes;
   if (pin != l.gpu->pinned_in.end()) {
     unsigned char* dst = static_cast<unsigned char*>(pin->second.ptr) + p.offset;
     std::memcpy(dst, src, p.bytes);
@@ -199,7 +209,8 @@ bool Executor::Impl::stage_inputs(Launch& l, bool may_give_up) {
   std::vector<cl::Event> events(pieces.size());
   size_t total_bytes = 0;
   for (const auto& g : l.inputs) {
-    l.gpu->pinned(l.gpu->pinned_in, g.arg, g.bytes);  // allocate before the threads
+    if (!in_place_input(spec, l, g.arg))
+      l.gpu->pinned(l.gpu->pinned_in, g.arg, g.bytes);  // allocate before the threads
     total_bytes += g.bytes;
   }
   std::atomic<size_t> staged{0};
@@ -281,7 +292,8 @@ cl::Event Executor::Impl::stage_slices(Launch& l, size_t b, size_t e) {
   }
   const auto ts = Clock::now();
   const auto pieces = engine::make_pieces(segments, l.copy_threads);
-  for (const auto& g : segments) l.gpu->pinned(l.gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
+  for (const auto& g : segments)
+    if (!in_place_input(spec, l, g.arg)) l.gpu->pinned(l.gpu->pinned_in, g.arg, spec.args[g.arg].bytes());
   std::vector<cl::Event> events(pieces.size());
   // Under dynamic distribution the GPU gives the chunk up, as it gives up whole inputs, when at the CPU's
   // measured rate the CPU would finish the chunk and what is left before the chunk's inputs had arrived at the
