@@ -241,6 +241,13 @@ void Executor::Impl::plan_chunks(Launch& l) {
 // sliced buffers before each chunk), the CPU's in the caller's. The first error is rethrown once both stopped.
 void Executor::Impl::run_devices(Launch& l) {
   const bool fixed = l.static_share >= 0;
+  // Threads for host-side copies: the GPU driver thread, plus the cores this launch leaves idle: every core where
+  // the CPU sits it out (a warm launch at a configuration of both devices may run the GPU alone; its staging with
+  // one thread took fdtd2 large 774 ms against 222 at (0, 1): docs/results.md).
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const int busy = l.run_cpu ? l.res.cpu_cores : 0;
+  const unsigned idle_cores = sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - busy)) : hw;
+  l.copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
   // Sliced buffers reach the GPU chunk by chunk; resident ones also reach host memory chunk by chunk for the CPU.
   const bool sliced = std::find(l.sliced.begin(), l.sliced.end(), 1) != l.sliced.end();
   std::function<cl::Event(size_t, size_t)> stage_chunk, cpu_chunk;

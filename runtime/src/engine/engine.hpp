@@ -293,7 +293,7 @@ struct Launch {
   std::vector<const unsigned char*> initial;
   std::vector<std::vector<uint64_t>> snapshot;
   std::vector<std::unique_ptr<unsigned char[]>> first_contents;  // resident sliced buffers: where the CPU may write
-  unsigned copy_threads = 1;                                     // threads for host-side copies
+  unsigned copy_threads = 1;  // threads for host-side copies (run_devices: by the cores the launch leaves idle)
   // stage_slices: what the GPU has of each sliced buffer, and the staging rate of this launch's chunks so far.
   std::vector<ByteRange> staged;
   size_t chunk_bytes_staged = 0;

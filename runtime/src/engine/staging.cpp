@@ -158,11 +158,6 @@ void Executor::Impl::bind_buffers(Launch& l) {
   }
   l.rates.cpu_active = cpu != nullptr;
   l.rates.gpu_active = gpu != nullptr;
-  // Threads for host-side copies: the GPU driver thread, plus the cores this configuration leaves idle.
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned idle_cores =
-      sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - (cpu ? l.res.cpu_cores : 0))) : hw;
-  l.copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
   l.staged.assign(spec.args.size(), ByteRange{});
   if (cpu) set_args(*cpu, l.args, l.cpu_mems, 8, 8);
   if (gpu) set_args(*gpu, l.args, l.gpu_mems, 8, l.res.gpu_alloc);
