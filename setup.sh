@@ -78,6 +78,9 @@ embed() {
   [ "$(grep -o 'cpu_util [^)]*)' <<<"$c")" = "$(grep -o 'cpu_util [^)]*)' <<<"$cpp")" ] ||
     { echo "embed: the C and C++ examples disagree" >&2; return 1; }
   POCL_DEVICES="pthread pthread" "$out/executor/saxpy" 0.5,0.75 1000000
+  POCL_DEVICES="pthread pthread" "$out/executor/saxpy" 0,1 1000000 pinned | tee /tmp/dop-saxpy-pinned.txt
+  grep -q "4000000 of them from page-locked memory in place" /tmp/dop-saxpy-pinned.txt ||
+    { echo "embed: the executor example's read-only input did not reach the GPU from page-locked memory" >&2; return 1; }
 
   echo "embed: pkg-config dop-predictor"
   local pcdir

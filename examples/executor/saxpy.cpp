@@ -1,7 +1,10 @@
 // Runs an application's own kernel (y = a*x + y) across the CPU and the GPU through dop::Executor at a chosen
 // configuration, checks the result on the host and prints how the work was shared.
 //
-//   saxpy [CPU,GPU] [N]          e.g. saxpy 0.5,0.75 1000000
+//   saxpy [CPU,GPU] [N] [MEMORY]  e.g. saxpy 0.5,0.75 1000000 pinned
+//
+// MEMORY is a dop memory mode (default auto); `pinned` allocates the arguments in page-locked memory of the GPU's
+// context, which its DMA reads in place: on a discrete GPU, what makes co-executing host data pay.
 //
 // Without a GPU, PoCL can stand in a second CPU device for it: POCL_DEVICES="pthread pthread" saxpy
 #include <cmath>
@@ -55,8 +58,10 @@ int main(int argc, char** argv) try {
   const auto devices = dop::cl::select_devices(dop::cl::discover());
   if (!devices.cpu && !devices.gpu) throw std::runtime_error("no OpenCL device: run `dop devices`");
   const dop::Spec spec = saxpy_spec(n);
-  dop::Executor executor(spec, kSaxpy, devices);
-  auto args = executor.make_args();
+  dop::ExecutorOptions options;
+  options.memory = dop::parse_memory_mode(argc > 3 ? argv[3] : "auto");
+  dop::Executor executor(spec, kSaxpy, devices, options);
+  auto args = executor.make_args();  // where this memory mode wants them (page-locked memory for pinned)
   const auto r = executor.launch(args, config);
 
   const float* x = args[0].as<float>();
@@ -67,7 +72,11 @@ int main(int argc, char** argv) try {
       throw std::runtime_error("wrong result at " + std::to_string(i) + ": " + std::to_string(y[i]) + ", want " +
                                std::to_string(want));
   }
-  std::printf("saxpy n=%zu at %s: %.3f ms, results checked\n", n, dop::to_string(r.config).c_str(), r.total_ms);
+  std::printf("saxpy n=%zu at %s, memory %s: %.3f ms, results checked\n", n, dop::to_string(r.config).c_str(),
+              dop::memory_mode_name(r.memory), r.total_ms);
+  if (r.h2d_bytes > 0)
+    std::printf("  to the GPU: %zu bytes, %zu of them from page-locked memory in place\n", r.h2d_bytes,
+                r.h2d_in_place_bytes);
   std::printf("  cpu %-8s %2d cores  %zu work-items\n", r.cpu.device.c_str(), r.cpu_cores, r.cpu.work_items);
   std::printf("  gpu %-8s %2d/%d      %zu work-items%s%s\n", r.gpu.device.c_str(), r.gpu_alloc, r.gpu_mod,
               r.gpu.work_items, r.note.empty() ? "" : "  note: ", r.note.c_str());
