@@ -286,11 +286,19 @@ TEST_CASE("data_on is part of a row key, and a dataset without the data block re
   CHECK(data.in_bytes == 0);
   CHECK(o.columns.row_key(o.csv.rows[0].fields) == "p|w|host|0,1");
 
-  // A data_on that is neither is refused with file, line and column.
+  // Host data in page-locked memory reads as such, a row of its own beside host data.
+  const std::string pinned = write_text("data_pinned_rows.csv", dataset_text({row("w", 0, 1, "2", "pinned")}));
+  const dop::DatasetTable p = dop::read_dataset(pinned);
+  const dop::DatasetData pd = dop::read_data(dop::DatasetRowReader(p.csv, p.csv.rows[0]), p.columns);
+  CHECK(pd.pinned);
+  CHECK_FALSE(pd.on_gpu);
+  CHECK(p.columns.row_key(p.csv.rows[0].fields) == "p|w|pinned|0,1");
+
+  // A data_on that is none of them is refused with file, line and column.
   const std::string bad = write_text("data_bad.csv", dataset_text({row("w", 0, 1, "2", "disk")}));
   const dop::DatasetTable b = dop::read_dataset(bad);
   CHECK_THROWS_WITH(dop::read_data(dop::DatasetRowReader(b.csv, b.csv.rows[0]), b.columns),
-                    bad + ":2: column 16 (data_on): 'disk' is not host or gpu");
+                    bad + ":2: column 16 (data_on): 'disk' is not host, gpu or pinned");
 }
 
 TEST_CASE("upgrade adds the data block without touching the measurements, and refuses unknown workloads", "[dataset]") {

@@ -288,7 +288,7 @@ std::string without_columns(const std::string& path, const std::string& first = 
 
 TEST_CASE("the sweep writes where the data is, the buffers' bytes and the arguments, which an upgrade re-derives") {
   const std::string saxpy = " --spec " + data("saxpy.json") + " --platform-id test --repeat 1 --warmup 0";
-  for (const std::string memory : {"copy", "resident"}) {
+  for (const std::string memory : {"copy", "resident", "pinned"}) {
     INFO(memory);
     const std::string out = tmp("data_" + memory + ".csv");
     std::remove(out.c_str());
@@ -298,7 +298,8 @@ TEST_CASE("the sweep writes where the data is, the buffers' bytes and the argume
     CHECK_THAT(r.out, Catch::Contains("6 rows written, 0 already present, 0 invalid"));
     // saxpy's buffers: y (65500 floats, no access given: read_write) and x (65500 floats, read). The kernel reads
     // both (524000 bytes) and writes y (262000).
-    for (const auto& v : column(out, "data_on")) CHECK(v == (memory == "resident" ? "gpu" : "host"));
+    for (const auto& v : column(out, "data_on"))
+      CHECK(v == (memory == "resident" ? "gpu" : memory == "pinned" ? "pinned" : "host"));
     for (const auto& v : column(out, "in_bytes")) CHECK(v == "524000");
     for (const auto& v : column(out, "out_bytes")) CHECK(v == "262000");
     // Its integer scalar (the float a is none): what the predictor's expressions get at launch.
@@ -329,6 +330,15 @@ TEST_CASE("the sweep writes where the data is, the buffers' bytes and the argume
       run_command(dop_binary() + " sweep merge " + both + " " + tmp("data_copy.csv") + " " + tmp("data_resident.csv"));
   REQUIRE(r.rc == 0);
   CHECK_THAT(r.out, Catch::Contains("merged 12 rows from 2 datasets"));
+  // Page-locked host data is a third place of the data: reported, kept apart from host data, refused for training.
+  r = run_command(dop_binary() + " report " + tmp("data_pinned.csv"));
+  CHECK(r.rc == 0);
+  r = run_command(dop_binary() + " sweep merge " + tmp("data_three.csv") + " " + both + " " + tmp("data_pinned.csv"));
+  CHECK_THAT(r.out, Catch::Contains("merged 18 rows from 2 datasets"));
+  r = run_command(dop_binary() + " train " + tmp("data_pinned.csv") + " --model dt --cv 0 --no-loko");
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains(tmp("data_pinned.csv") + ":2: column") &&
+                        Catch::Contains("data_on pinned (host data in page-locked memory): no model input"));
 }
 
 TEST_CASE("dop sweep --configs N measures N configurations per workload, the corners always, the same every run") {

@@ -63,7 +63,8 @@ void run_upgrade(const SweepFlags& f) {
   const std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
   if (ws.empty()) throw UsageError("dop sweep upgrade needs the workloads: --set or spec files");
   DataBlockSource src;
-  src.data_on = data_on_name(parse_memory_mode(f.memory) == MemoryMode::resident);
+  const MemoryMode memory = parse_memory_mode(f.memory);
+  src.data_on = memory == MemoryMode::pinned ? kDataOnPinned : data_on_name(memory == MemoryMode::resident);
   for (const auto& w : ws) {
     src.bytes[w.spec.name] = {w.spec.in_bytes(), w.spec.out_bytes()};
     src.args[w.spec.name] = dataset_args_text(integer_scalars(w.spec));
@@ -217,7 +218,9 @@ void run_sweep_cmd(const SweepFlags& f) {
   const size_t grid = o.grid.configs().size();
   std::fprintf(stderr, "sweep: %zu workloads x %zu configurations into %s (platform %s, data on the %s)\n", ws.size(),
                f.configs > 0 ? std::min(f.configs, grid) : grid, o.out.c_str(), o.platform_id.c_str(),
-               o.executor.memory == MemoryMode::resident ? "GPU" : "host");
+               o.executor.memory == MemoryMode::resident ? "GPU"
+               : o.executor.memory == MemoryMode::pinned ? "host, page-locked"
+                                                         : "host");
   const auto sum = run_sweep(ws, sel, o, [&](size_t d, size_t t, const std::string& w) {
     channel.progress(w);
     progress(d, t, w);

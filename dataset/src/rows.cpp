@@ -74,8 +74,10 @@ DatasetMeasurement read_measurement(const DatasetRowReader& r, const DatasetColu
 DatasetData read_data(const DatasetRowReader& r, const DatasetColumns& c) {
   DatasetData d;
   const std::string& on = c.data_on_of(r.row_fields());
-  if (on != data_on_name(false) && on != data_on_name(true)) r.fail(c.data_on, "'" + on + "' is not host or gpu");
+  if (on != data_on_name(false) && on != data_on_name(true) && on != kDataOnPinned)
+    r.fail(c.data_on, "'" + on + "' is not host, gpu or " + kDataOnPinned);
   d.on_gpu = on == data_on_name(true);
+  d.pinned = on == kDataOnPinned;
   auto bytes = [&](size_t col) -> uint64_t {
     if (col == kNoColumn || r.str(col).empty()) return 0;
     const double v = r.num(col);

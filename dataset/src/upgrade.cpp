@@ -28,8 +28,8 @@ void refuse_unknown_workloads(const std::string& in, const DatasetTable& d, cons
 }  // namespace
 
 size_t upgrade_dataset(const std::string& in, const DataBlockSource& source, const std::string& out_path) {
-  if (source.data_on != data_on_name(false) && source.data_on != data_on_name(true))
-    throw std::invalid_argument("data_on '" + source.data_on + "' is not host or gpu");
+  if (source.data_on != data_on_name(false) && source.data_on != data_on_name(true) && source.data_on != kDataOnPinned)
+    throw std::invalid_argument("data_on '" + source.data_on + "' is not host, gpu or " + kDataOnPinned);
   const DatasetTable d = read_dataset(in);
   if (d.csv.header.empty()) throw DatasetError(in + ": empty (no header line)");
   const DatasetColumns& c = d.columns;

@@ -122,6 +122,10 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       r.fail(col.launch + 1, "differs from global_x*global_y*global_z");
     if (double(l.local_size()) != r.num(col.launch + 2)) r.fail(col.launch + 2, "differs from local_x*local_y*local_z");
     const DatasetData data = read_data(r, col);  // a dataset without the data block: host, bytes unknown
+    if (data.pinned)
+      r.fail(col.data_on, std::string("data_on ") + kDataOnPinned +
+                              " (host data in page-locked memory): no model input describes it yet; leave the file "
+                              "out of training and evaluation");
     l.in_bytes = data.in_bytes;
     l.out_bytes = data.out_bytes;
     l.data_on_gpu = data.on_gpu;

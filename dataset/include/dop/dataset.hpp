@@ -91,6 +91,9 @@ std::string dataset_args_text(const std::map<std::string, int64_t>& args);
 std::map<std::string, int64_t> parse_dataset_args(const std::string& text);
 /// data_on's value: "gpu" for data on the GPU (a sweep with --memory resident), else "host".
 const char* data_on_name(bool on_gpu);
+/// data_on's value for host data in page-locked memory (a sweep with --memory pinned): a third place of the data,
+/// which no model input describes yet, so the trainer refuses such rows (dop report reads them).
+inline constexpr const char* kDataOnPinned = "pinned";
 
 /// A number as the sweep writes it (printf's %.6g: "0.125", "1", "1.5e+07").
 std::string dataset_number(double value);
@@ -178,11 +181,12 @@ DatasetMeasurement read_measurement(const DatasetRowReader& row, const DatasetCo
 /// Where a row's data was and how many bytes its buffers hold (the data block).
 struct DatasetData {
   bool on_gpu = false;                   ///< data_on = gpu
+  bool pinned = false;                   ///< data_on = pinned: host data in page-locked memory
   uint64_t in_bytes = 0, out_bytes = 0;  ///< 0: unknown (a dataset without the columns)
   std::map<std::string, int64_t> args;   ///< the integer scalar arguments; none where the column is missing
 };
 /// Reads it: a missing data_on is host, missing bytes 0, missing args none. Refuses (DatasetError naming file, line
-/// and column) a data_on other than host or gpu, bytes that are not a count and args that do not parse.
+/// and column) a data_on other than host, gpu or pinned, bytes that are not a count and args that do not parse.
 DatasetData read_data(const DatasetRowReader& row, const DatasetColumns& columns);
 
 /// Refuses a row measured twice: the same platform, workload, data location and configuration as an earlier row of
