@@ -327,6 +327,19 @@ TEST_CASE("dop exec: runs an unmodified app under the interposer", "[intercept][
   CHECK(missing.out.find("cannot run '/nonexistent/app'") != std::string::npos);
   auto none = run_command("'" + dop + "' exec --log");
   CHECK(none.rc != 0);
+  // Page-locked memory is for arguments an executor allocates: refused by dop exec, and by the interposer (every
+  // launch then runs natively, saying why).
+  auto pinned = run_command("'" + dop + "' exec --memory pinned -- '" + app() + "' vecadd 65536 1");
+  CHECK(pinned.rc == 1);
+  CHECK_THAT(pinned.out, Catch::Contains("--memory pinned is for arguments made by an executor"));
+  auto env =
+      run_command("DOP_MEMORY=pinned '" + dop + "' exec --config 0.5,0.5 --log -- '" + app() + "' vecadd 65536 1");
+  INFO(env.out);
+  REQUIRE(env.rc == 0);
+  CHECK(env.out.find("vecadd: OK") != std::string::npos);
+  const auto fell_back = log_lines(env.out, "vecadd");
+  REQUIRE(fell_back.size() == 1);
+  CHECK_THAT(fell_back[0], Catch::Contains("fallback") && Catch::Contains("DOP_MEMORY=pinned"));
 }
 
 // The application on dop's GPU (it takes the first device, pocl:0), in copy mode (automatic is zero-copy over dop's
