@@ -248,6 +248,7 @@ void Executor::Impl::run_devices(Launch& l) {
   const int busy = l.run_cpu ? l.res.cpu_cores : 0;
   const unsigned idle_cores = sel.cpu ? unsigned(std::max(0, int(sel.cpu->compute_units) - busy)) : hw;
   l.copy_threads = std::clamp(std::min(idle_cores, hw), 1u, 8u);
+  if (l.run_cpu && l.run_gpu) keep_initial(l);
   // Sliced buffers reach the GPU chunk by chunk; resident ones also reach host memory chunk by chunk for the CPU.
   const bool sliced = std::find(l.sliced.begin(), l.sliced.end(), 1) != l.sliced.end();
   std::function<cl::Event(size_t, size_t)> stage_chunk, cpu_chunk;

@@ -284,8 +284,8 @@ struct Launch {
   std::vector<RangeSet> cpu_wrote, gpu_wrote;
   size_t h2d_before_chunks = 0;
 
-  // bind_buffers (timed from t0): host-side buffers, what goes to the GPU, and the initial contents of what it
-  // may write.
+  // bind_buffers (timed from t0): host-side buffers and what goes to the GPU; keep_initial (run_devices, where both
+  // devices run): the initial contents of what the GPU may write.
   Clock::time_point t0;
   std::vector<cl::Buffer> cpu_bufs, gpu_host_bufs;
   std::vector<cl_mem> cpu_mems, gpu_mems;
@@ -389,6 +389,7 @@ struct Executor::Impl {
   void prepare_gpu_buffers(Launch& l);
   bool gpu_in_host_memory() const;
   void bind_buffers(Launch& l);
+  void keep_initial(Launch& l);
   cl::Event send_piece(Launch& l, const Piece& p);
   bool stage_inputs(Launch& l, bool may_give_up);
   cl::Event stage_slices(Launch& l, size_t b, size_t e);

@@ -123,12 +123,11 @@ void Executor::Impl::bind_buffers(Launch& l) {
   const size_t n_mems = l.mode == MemoryMode::svm ? 0 : spec.args.size();
   l.cpu_mems.assign(n_mems, nullptr);
   l.gpu_mems.assign(n_mems, nullptr);
-  // Copy mode: what goes to the GPU (argument, bytes), and the initial contents of what it may write (for the
-  // merge; the staged input copy where the memory is pinned, else a copy of its own).
+  // Copy mode: what goes to the GPU (argument, bytes); the initial contents of what it may write once the way to
+  // run is known (keep_initial).
   l.initial.assign(spec.args.size(), nullptr);
   l.snapshot.resize(spec.args.size());
   l.first_contents.resize(spec.args.size());
-  const bool both_sides = cpu && gpu;
   for (size_t i = 0; i < spec.args.size(); ++i) {
     const ArgSpec& a = spec.args[i];
     if (a.kind != ArgKind::buffer || l.mode == MemoryMode::svm) continue;  // SVM: pointers, no buffers
@@ -143,17 +142,6 @@ void Executor::Impl::bind_buffers(Launch& l) {
     } else if (gpu) {
       l.gpu_mems[i] = l.data ? l.data->gpu_buffer(*l.entries.at(i)) : gpu->gpu_buffers.at(i).buf.get();
       if (!l.resident && !l.sliced[i] && !l.data) l.inputs.push_back({i, 0, a.bytes()});
-      if (a.access != Access::read && both_sides) {
-        if (unsigned char* p = l.resident || l.data ? nullptr : gpu->pinned(gpu->pinned_in, i, a.bytes())) {
-          l.initial[i] = p;
-        } else if (l.data && l.sliced[i]) {  // filled chunk by chunk, where the CPU may write (resident_cpu_chunk)
-          l.first_contents[i].reset(new unsigned char[a.bytes()]);
-          l.initial[i] = l.first_contents[i].get();
-        } else {
-          l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());
-          l.initial[i] = reinterpret_cast<const unsigned char*>(l.snapshot[i].data());
-        }
-      }
     }
   }
   l.rates.cpu_active = cpu != nullptr;
@@ -168,6 +156,27 @@ void Executor::Impl::bind_buffers(Launch& l) {
 // copy is sent, and the staged copy is the initial contents the merge compares with.
 static bool in_place_input(const Spec& spec, const engine::Launch& l, size_t i) {
   return l.direct[i] && spec.args[i].access == Access::read;
+}
+
+// The initial contents of what the GPU may write, for the merge of a launch that runs both devices (run_devices,
+// once the way to run is known: a launch one device sits out merges nothing, so it keeps nothing): the staged input
+// copy where the memory is pinned, else a copy of its own (resident sliced buffers: filled chunk by chunk, where
+// the CPU may write, by resident_cpu_chunk).
+void Executor::Impl::keep_initial(Launch& l) {
+  if (l.in_place) return;  // zero-copy and svm: both devices work on the same bytes, nothing is merged
+  for (size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgSpec& a = spec.args[i];
+    if (a.kind != ArgKind::buffer || a.access == Access::read) continue;
+    if (unsigned char* p = l.resident || l.data ? nullptr : l.gpu->pinned(l.gpu->pinned_in, i, a.bytes())) {
+      l.initial[i] = p;
+    } else if (l.data && l.sliced[i]) {
+      l.first_contents[i].reset(new unsigned char[a.bytes()]);
+      l.initial[i] = l.first_contents[i].get();
+    } else {
+      l.snapshot[i].assign(l.args[i].storage.begin(), l.args[i].storage.end());
+      l.initial[i] = reinterpret_cast<const unsigned char*>(l.snapshot[i].data());
+    }
+  }
 }
 
 // One piece of an input to the GPU: copied into its pinned staging memory (allocated before the copy threads
