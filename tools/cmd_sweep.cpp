@@ -63,8 +63,7 @@ void run_upgrade(const SweepFlags& f) {
   const std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
   if (ws.empty()) throw UsageError("dop sweep upgrade needs the workloads: --set or spec files");
   DataBlockSource src;
-  const MemoryMode memory = parse_memory_mode(f.memory);
-  src.data_on = memory == MemoryMode::pinned ? kDataOnPinned : data_on_name(memory == MemoryMode::resident);
+  src.data_on = data_on_of(parse_memory_mode(f.memory));
   for (const auto& w : ws) {
     src.bytes[w.spec.name] = {w.spec.in_bytes(), w.spec.out_bytes()};
     src.args[w.spec.name] = dataset_args_text(integer_scalars(w.spec));
@@ -262,8 +261,10 @@ void add_sweep(CLI::App& app) {
   cmd->add_option("--platform", f->platform, "Platform record from dop characterize (id and grid)");
   cmd->add_option("--platform-id", f->platform_id, "Platform id written into the rows");
   cmd->add_option("--features", f->features, "Code features to join (dop features --csv of every kernel)");
-  cmd->add_option("--memory", f->memory,
-                  "auto | zero-copy | copy | resident | pinned | svm (resident: the rows' data_on is gpu, else host)");
+  cmd->add_option(
+      "--memory", f->memory,
+      "auto | zero-copy | copy | resident | pinned | svm (the rows' data_on: gpu for resident, pinned for pinned, "
+      "else host)");
   cmd->add_option("--configs", f->configs,
                   "Measure N configurations per workload: CPU only, GPU only, all, and N - 3 spread over the rest, "
                   "the same for a workload on every run (training sets; default 0: the whole grid; N >= 3)")
@@ -302,7 +303,8 @@ void add_sweep(CLI::App& app) {
       "one upgraded before args existed, re-measuring nothing");
   upgrade->add_option("in", f->upgrade_in, "Dataset to upgrade (CSV or CSV.gz)")->required();
   add_workload_flags(upgrade, *f);  // those it was swept from
-  upgrade->add_option("--memory", f->memory, "The memory mode it was swept in (resident: data_on gpu)");
+  upgrade->add_option("--memory", f->memory,
+                      "The memory mode it was swept in (resident: data_on gpu; pinned: data_on pinned)");
   upgrade->add_option("--out", f->out, "Upgraded dataset to write (plain CSV)");
   upgrade->callback([f] { run_upgrade(*f); });
   cmd->callback([f, merge, upgrade] {

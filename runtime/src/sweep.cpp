@@ -9,6 +9,10 @@
 
 namespace dop {
 
+std::string data_on_of(MemoryMode m) {
+  return m == MemoryMode::pinned ? kDataOnPinned : data_on_name(m == MemoryMode::resident);
+}
+
 namespace {
 
 double median(std::vector<double> v) {
@@ -52,8 +56,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
       if (runnable(grid[i])) out.push_back(grid[i]);
     return out;
   };
-  const std::string data_on =
-      o.executor.memory == MemoryMode::pinned ? kDataOnPinned : data_on_name(o.executor.memory == MemoryMode::resident);
+  const std::string data_on = data_on_of(o.executor.memory);
   SweepSummary sum;
   // One executor per kernel: consecutive workloads of the same kernel (the sizes and work-group sizes of a program)
   // rebind it, so that contexts, sub-devices and programs are built once per kernel.

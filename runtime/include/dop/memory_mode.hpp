@@ -18,9 +18,9 @@ enum class MemoryMode {
   /// outputs are read back and merged after it ends (d2h_ms says how long that took; total_ms leaves it out).
   resident,
   /// As copy, with the arguments' buffers (Executor::make_args / place) in page-locked host memory of the GPU's
-  /// context: the GPU's DMA reads read-only inputs and writes outputs straight from and into them, without the
-  /// staging copies of copy mode (which take a core and two more passes over host memory per byte sent), and the
-  /// CPU computes in them in place. What page-locked memory gives a CUDA program (cudaMallocHost). Buffers not
+  /// context: the GPU's DMA reads read-only inputs, and writes outputs nothing is merged into, straight from and
+  /// into them, without the staging copies of copy mode (which take a core and two more passes over host memory per
+  /// byte sent), and the CPU computes in them in place. What page-locked memory gives a CUDA program (cudaMallocHost). Buffers not
   /// allocated there are staged as in copy mode. No guard page follows such a buffer (the bounds check before a
   /// launch still applies).
   pinned,

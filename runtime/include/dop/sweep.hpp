@@ -13,6 +13,10 @@
 
 namespace dop {
 
+/// The `data_on` of rows swept in memory mode `m` (docs/dataset.md): gpu for resident data, pinned for page-locked
+/// host data, host otherwise.
+std::string data_on_of(MemoryMode m);
+
 /// One workload of a sweep: a spec with its kernel source and the set it belongs to (paper, real, extended, ...).
 struct Workload {
   Spec spec;
