@@ -428,3 +428,19 @@ TEST_CASE("dop sweep lengthens the warm-up while the warm starts learn, within -
   CHECK(settled(" --settle 2") <= 32 * 2);
   CHECK(settled(" --settle 0") == 0);
 }
+
+TEST_CASE("dop sweep prints each distinct note of its launches once, naming where it first appeared") {
+  // local_reverse synchronises its work-group (barrier): it has no malleable form, so every GPU level below 1 runs
+  // the whole GPU, and its launches say so (LaunchResult::note), one text per level asked.
+  const std::string out = tmp("notes.csv");
+  std::remove(out.c_str());
+  const auto r = run_command(dop_binary() + " sweep --spec " + data("local_reverse.json") +
+                             " --platform-id test --repeat 1 --warmup 0 --settle 0 --unthrottled --out " + out);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("note: local_reverse at 0,0.125: GPU ran unthrottled (1/8 asked)"));
+  CHECK_THAT(r.out, Catch::Contains("note: local_reverse at 0,0.875: GPU ran unthrottled (7/8 asked)"));
+  size_t notes = 0;
+  for (size_t at = r.out.find("note: "); at != std::string::npos; at = r.out.find("note: ", at + 1)) ++notes;
+  CHECK(notes == 7);  // levels 1/8 .. 7/8, each once though 5 CPU levels ran it
+}

@@ -235,6 +235,8 @@ void run_sweep_cmd(const SweepFlags& f) {
   if (sum.settle_runs > 0)
     std::printf("warm-up: %zu more untimed runs while the engine's warm starts were learning (--settle)\n",
                 sum.settle_runs);
+  for (const auto& n : sum.notes) std::printf("note: %s\n", n.c_str());
+  if (sum.notes_left_out > 0) std::printf("note: and %zu other notes\n", sum.notes_left_out);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, pinned, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -147,6 +147,62 @@ for exp in "$@"; do
               "$(echo "$r" | cut -d' ' -f4-)" | tee -a "$OUT/pinned.txt"
           done
         done
+      done
+      ;;
+    sweepctx)  # one workload's configurations inside a sweep's executor against the same in `dop run` (a fresh
+      # executor each): CTX_WORKLOAD (a real kernel's workload name) of CTX_SIZE, rows from .device/data/CTX_DATA;
+      # each ';'-separated group of CTX_SETS is swept in a fresh process with the workload's other rows present (so
+      # that only the group is measured, in grid order, in one executor), vmstat beside it; then `dop run` at
+      # CTX_RUN. Memory limits and use are printed first.
+      w=${CTX_WORKLOAD:-fdtd2_large_n23040_wg16x16}
+      size=${CTX_SIZE:-large}
+      spec=$(ls kernels/*/"$w".json)
+      { cat /sys/fs/cgroup/memory.max 2>/dev/null; free -g; grep -i -E 'swap|hugepages_total|anonhuge' /proc/meminfo; } |
+        tee "$OUT/sweepctx.txt"
+      IFS=';' read -ra groups <<<"${CTX_SETS:-1,0 1,0.25 1,1;0,1 0.5,0.5 1,0.25 1,1}"
+      g=0
+      for cfgs in "${groups[@]}"; do
+        g=$((g + 1))
+        python3 - ".device/data/${CTX_DATA:-real-large-copy.csv}" "$w" $cfgs >"$OUT/ctx$g.csv" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+h = rows[0]
+w, c, gu = h.index("workload"), h.index("cpu_util"), h.index("gpu_util")
+drop = {tuple(float(v) for v in x.split(",")) for x in sys.argv[3:]}
+out = csv.writer(sys.stdout, lineterminator="\n")
+out.writerow(h)
+for r in rows[1:]:
+    if r[w] == sys.argv[2] and (float(r[c]), float(r[gu])) not in drop:
+        out.writerow(r)
+PY
+        vmstat 2 >"$OUT/vmstat$g.txt" &
+        vm=$!
+        echo "group $g: $cfgs" | tee -a "$OUT/sweepctx.txt"
+        timeout 300 $dop sweep --set real --size "$size" --match "^$w\$" --memory copy --repeat 3 --warmup 1 \
+          --platform-id h100-xeon16 --bundles .device/bundles --out "$OUT/ctx$g.csv" 2>&1 | tail -4 | tee -a "$OUT/sweepctx.txt"
+        kill $vm
+        python3 - "$OUT/ctx$g.csv" $cfgs <<'PY' | tee -a "$OUT/sweepctx.txt"
+import csv, sys
+want = {tuple(float(v) for v in x.split(",")) for x in sys.argv[2:]}
+for r in csv.DictReader(open(sys.argv[1])):
+    if (float(r["cpu_util"]), float(r["gpu_util"])) in want:
+        print("  %s,%s %9s ms  cpu_wg %s gpu_wg %s h2d %s d2h %s merge %s" % (r["cpu_util"], r["gpu_util"], r["time_ms_median"],
+              r["cpu_work_groups"], r["gpu_work_groups"], r["h2d_ms"], r["d2h_ms"], r["merge_ms"]))
+PY
+      done
+      for cfg in ${CTX_RUN:-1,0 1,0.25 1,1}; do
+        echo "dop run $cfg: $(ways "$spec" 8 --config "$cfg" --memory copy)" | tee -a "$OUT/sweepctx.txt"
+        python3 -c 'import json; print("  note:", json.load(open("/tmp/ways.json"))["last"].get("note", ""))' |
+          tee -a "$OUT/sweepctx.txt"
+      done
+      free -g | tee -a "$OUT/sweepctx.txt"
+      ;;
+    processes)  # one configuration in PROCESSES separate `dop run` processes (REPEAT runs each), every launch listed,
+      # to see what differs between processes (SPEC, CONFIG; environment variables pass through)
+      spec=${SPEC:-kernels/fdtd2d/fdtd2_large_n23040_wg16x16.json}
+      for i in $(seq "${PROCESSES:-6}"); do
+        echo "${CONFIG:-1,1}: $(ways "$spec" "${REPEAT:-7}" --config "${CONFIG:-1,1}" --memory copy)" |
+          tee -a "$OUT/processes.txt"
       done
       ;;
     realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of

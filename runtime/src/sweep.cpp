@@ -58,6 +58,7 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
   };
   const std::string data_on = data_on_of(o.executor.memory);
   SweepSummary sum;
+  std::set<std::string> seen_notes;
   // One executor per kernel: consecutive workloads of the same kernel (the sizes and work-group sizes of a program)
   // rebind it, so that contexts, sub-devices and programs are built once per kernel.
   std::unique_ptr<Executor> exec;
@@ -163,6 +164,12 @@ SweepSummary run_sweep(const std::vector<Workload>& workloads, const cl::Selecti
             sum.reset_s += secs(tr);
             tr = SClock::now();
             last = exec->launch(args, c);
+            if (!last.note.empty() && seen_notes.insert(last.note).second) {
+              if (sum.notes.size() < SweepSummary::kMaxNotes)
+                sum.notes.push_back(s.name + " at " + to_string(c) + ": " + last.note);
+              else
+                ++sum.notes_left_out;
+            }
             const double launch_s = secs(tr);
             sum.timed_s += last.total_ms / 1e3;
             sum.launch_overhead_s += std::max(0.0, launch_s - last.total_ms / 1e3);

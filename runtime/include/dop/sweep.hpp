@@ -64,6 +64,11 @@ struct SweepSummary {
   double setup_s = 0, timed_s = 0, launch_overhead_s = 0, reset_s = 0, validate_s = 0, write_s = 0, wall_s = 0;
   /// Untimed runs added to the warm-up while the engine's warm starts were learning (SweepOptions::settle).
   size_t settle_runs = 0;
+  /// The launches' notes (LaunchResult::note: a GPU run unthrottled, page-locked staging memory refused), each text
+  /// once, prefixed with the first workload and configuration that gave it: the first kMaxNotes, then a count.
+  static constexpr size_t kMaxNotes = 20;
+  std::vector<std::string> notes;
+  size_t notes_left_out = 0;
 };
 
 /// Runs the sweep, writing through a DatasetAppender (dop/dataset.hpp): rows already in opts.out (same columns) are

@@ -81,6 +81,7 @@ struct Side {
   };
   std::map<size_t, Pinned> pinned_in, pinned_out;
   bool pinned_failed = false;  // the implementation refused pinned memory: copy from pageable memory instead
+  std::string pinned_refusal;  // ... what it refused (bytes, the error), for LaunchResult::note
 
   Side() = default;
   Side(const Side&) = delete;

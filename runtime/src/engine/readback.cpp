@@ -35,7 +35,8 @@ void sync_in_place(const Spec& spec, Side& s, std::vector<cl::Buffer>& bufs) {
 // region ends when every output is in host memory (resident data: when every result is where its device computed
 // it, before the read-back).
 void Executor::Impl::collect(Launch& l) {
-  if (l.cpu) sync_in_place(spec, *l.cpu, l.cpu_bufs);
+  // A device that ran nothing wrote nothing: its buffers are not mapped (a warm launch may leave the CPU out).
+  if (l.cpu && l.res.cpu.work_groups > 0) sync_in_place(spec, *l.cpu, l.cpu_bufs);
   if (l.gpu && l.mode == MemoryMode::zero_copy) sync_in_place(spec, *l.gpu, l.gpu_host_bufs);
   // The GPU's writes come back only if it ran anything; they are merged only if the CPU ran something too
   // (otherwise the GPU's copy is the whole result). Reads go into pinned memory piece by piece; every core is

@@ -25,6 +25,7 @@ void Side::release_pinned() {
   }
   if (queue) clFinish(queue.get());
   pinned_failed = false;
+  pinned_refusal.clear();
 }
 
 // Pinned host memory of `bytes` for argument i, or nullptr where the implementation has none to give.
@@ -42,14 +43,19 @@ unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes)
       cl_int err = CL_SUCCESS;
       p.ptr = clEnqueueMapBuffer(queue.get(), p.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
                                  nullptr, &err);
-      if (err != CL_SUCCESS) p.ptr = nullptr;
+      if (err != CL_SUCCESS) {
+        p.ptr = nullptr;
+        pinned_refusal = "clEnqueueMapBuffer: " + cl::error_name(err);
+      }
       p.bytes = bytes;
-    } catch (const cl::Error&) {
+    } catch (const cl::Error& e) {
       p.ptr = nullptr;
+      pinned_refusal = e.what();
     }
     if (!p.ptr) {
       m.erase(i);
       pinned_failed = true;
+      pinned_refusal = std::to_string(bytes) + " bytes for argument " + std::to_string(i) + ": " + pinned_refusal;
       return nullptr;
     }
   }
