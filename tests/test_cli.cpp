@@ -203,6 +203,20 @@ TEST_CASE("dop run --repeat starts warm after a run on both devices and --cold n
   }
   CHECK(last["balanced_cpu_share"].get<double>() >= 0);
   CHECK(last["balanced_cpu_share"].get<double>() <= 1);
+  // Every launch says where its time went: a device's kernel time where it ran work-groups, none where it ran none,
+  // and each device stopped within the launch's time.
+  const auto& runs = j["runs"];
+  REQUIRE(runs.size() == 5);  // the warm-up and 4
+  for (const auto& x : runs) {
+    INFO(x.dump());
+    for (const char* d : {"cpu", "gpu"}) {
+      const bool ran = x[std::string(d) + "_work_groups"].get<long>() > 0;
+      CHECK((x[std::string(d) + "_busy_ms"].get<double>() > 0) == ran);
+      CHECK(x[std::string(d) + "_finish_ms"].get<double>() <= x["time_ms"].get<double>());
+    }
+    CHECK(x["h2d_ms"].get<double>() >= 0);
+    CHECK(x["d2h_ms"].get<double>() >= 0);
+  }
 }
 
 TEST_CASE("dop characterize writes a platform record with positive measurements") {

@@ -46,7 +46,7 @@ Model base_model() {
   m.features = {a, b};
   for (const char* n :
        {"global_size", "num_groups", "local_x", "gpu_waves", "cpu_cores", "groups_per_cpu_core", "cpu_waves",
-        "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "cpu_util", "gpu_util"})
+        "gpu_items_per_unit", "data_on_gpu", "in_bytes", "gpu_recv_bytes", "data_pinned", "cpu_util", "gpu_util"})
     m.features.push_back(builtin_feature(n));
   return m;
 }
@@ -94,6 +94,7 @@ void random_subtree(Tree& t, const Model& m, std::mt19937_64& rng, int depth, in
   l.local = {uint64_t(1) << (rng() % 5), 1, 1};
   l.in_bytes = (rng() % 3) * 1000;
   l.data_on_gpu = rng() % 2;
+  l.data_pinned = rng() % 2;
   const auto cfgs = m.configs();
   std::vector<double> code = {double(rng() % 10), double(rng() % 100)};
   std::vector<float> x(m.features.size());
@@ -201,6 +202,16 @@ TEST_CASE("the data features follow their definitions and move the decision with
   feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
   CHECK(x[size_t(index_of(m, "data_on_gpu"))] == 1.0f);
   CHECK(x[size_t(index_of(m, "gpu_recv_bytes"))] == 0.0f);  // it holds them already
+  CHECK(x[size_t(index_of(m, "data_pinned"))] == 0.0f);
+  l.data_pinned = true;  // on the GPU wins: where the inputs' valid copy is
+  feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
+  CHECK(x[size_t(index_of(m, "data_pinned"))] == 0.0f);
+  l.data_on_gpu = false;  // host data in page-locked memory: still received, in place
+  feature_vector(m.features, m.platform, code, l, {0.25, 0.5}, x.data());
+  CHECK(x[size_t(index_of(m, "data_pinned"))] == 1.0f);
+  CHECK(x[size_t(index_of(m, "data_on_gpu"))] == 0.0f);
+  CHECK(x[size_t(index_of(m, "gpu_recv_bytes"))] == 4096.0f);
+  l.data_pinned = false;
 
   // gpu_recv_bytes < 1000 ? (gpu_util < 0.9 ? 0.3 : 0.9) : 0.1: the GPU wins only when it receives nothing.
   Tree t;
@@ -228,6 +239,9 @@ TEST_CASE("the data features follow their definitions and move the decision with
   l.data_on_gpu = false;
   CHECK_FALSE(p.decide("k", c, l).cached);
   CHECK(p.decide("k", c, l).config.gpu == 1);  // 100 bytes to receive are below the split
+  l.data_pinned = true;                        // and page-locked host data apart from pageable
+  CHECK_FALSE(p.decide("k", c, l).cached);
+  CHECK(p.decide("k", c, l).cached);
 }
 
 TEST_CASE("a hand-made tree decides as computed by hand", "[predictor]") {
@@ -267,6 +281,7 @@ void check_against_reference(const Model& m, uint64_t seed) {
     l.local = {uint64_t(1) << (rng() % 5), 1, 1};
     l.in_bytes = (rng() % 3) * 1000;
     l.data_on_gpu = rng() % 2;
+    l.data_pinned = rng() % 2;
     double code[2] = {double(rng() % 10), double(rng() % 100)};
     if (rng() % 4 == 0) code[rng() % 2] = std::nan("");
     p.scores(code, l, fast.data());

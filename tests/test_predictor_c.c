@@ -38,11 +38,28 @@ int dop_test_c_api(const char* model_path, char* message, size_t size) {
     return 4;
   }
   /* The launch's data is part of the memo key: the same launch with its data on the GPU is another decision. */
-  rc = dop_predictor_predict_data(p, "k.cl:k", 2, names, values, 2, global, local, 4096, 1024, 1, &again);
+  rc = dop_predictor_predict_data(p, "k.cl:k", 2, names, values, 2, global, local, 4096, 1024, DOP_DATA_ON_GPU,
+                                  &again);
   if (rc != 0 || again.cached || again.index != d.index) {
     snprintf(message, size, "predict with data: rc %d cached %d: %s", rc, again.cached, dop_predictor_last_error());
     dop_predictor_free(p);
     return 10;
+  }
+  /* Page-locked host data is a third place: another decision again. */
+  rc = dop_predictor_predict_data(p, "k.cl:k", 2, names, values, 2, global, local, 4096, 1024, DOP_DATA_ON_PINNED,
+                                  &again);
+  if (rc != 0 || again.cached) {
+    snprintf(message, size, "predict with pinned data: rc %d cached %d: %s", rc, again.cached,
+             dop_predictor_last_error());
+    dop_predictor_free(p);
+    return 11;
+  }
+  /* A place that is none of them is an error naming the three. */
+  rc = dop_predictor_predict_data(p, "k.cl:k", 2, names, values, 2, global, local, 4096, 1024, 3, &again);
+  if (rc == 0 || strstr(dop_predictor_last_error(), "data_on 3 is not DOP_DATA_ON_HOST (0)") == NULL) {
+    snprintf(message, size, "data_on 3 not refused: rc %d, '%s'", rc, dop_predictor_last_error());
+    dop_predictor_free(p);
+    return 12;
   }
   /* Without a kernel id: not memoised. */
   rc = dop_predictor_predict(p, NULL, 2, names, values, 1, global, local, &d);

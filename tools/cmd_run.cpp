@@ -123,10 +123,18 @@ void run(const RunFlags& f) {
     builds.programs_from_cache += r.programs_from_cache;
     builds.build_ms += r.build_ms;
     const bool timed = f.repeat == 1 || i > 0;
+    // Where each run's time went: each device's kernels (busy) and when it stopped (finish, from the launch's
+    // start), and the copies: what separates a slow kernel from a slow launch around it.
     runs.push_back({{"time_ms", r.total_ms},
                     {"timed", timed},
                     {"cpu_work_groups", r.cpu.work_groups},
                     {"gpu_work_groups", r.gpu.work_groups},
+                    {"cpu_busy_ms", r.cpu.busy_ms},
+                    {"cpu_finish_ms", r.cpu.finish_ms},
+                    {"gpu_busy_ms", r.gpu.busy_ms},
+                    {"gpu_finish_ms", r.gpu.finish_ms},
+                    {"h2d_ms", r.h2d_ms},
+                    {"d2h_ms", r.d2h_ms},
                     {"warm", r.warm},
                     {"left_out", r.left_out}});
     if (timed) results.push_back(r);

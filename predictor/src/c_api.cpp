@@ -49,7 +49,7 @@ int dop_predictor_predict(dop_predictor* p, const char* kernel_id, size_t n_feat
 
 int dop_predictor_predict_data(dop_predictor* p, const char* kernel_id, size_t n_features, const char* const* names,
                                const double* values, unsigned work_dim, const size_t* global, const size_t* local,
-                               uint64_t in_bytes, uint64_t out_bytes, int data_on_gpu, dop_decision* out) {
+                               uint64_t in_bytes, uint64_t out_bytes, int data_on, dop_decision* out) {
   try {
     if (!p || !out) return fail("dop_predictor_predict: predictor or out is NULL");
     if (n_features && (!names || !values)) return fail("dop_predictor_predict: feature names or values are NULL");
@@ -66,7 +66,11 @@ int dop_predictor_predict_data(dop_predictor* p, const char* kernel_id, size_t n
     }
     l.in_bytes = in_bytes;
     l.out_bytes = out_bytes;
-    l.data_on_gpu = data_on_gpu != 0;
+    if (data_on != DOP_DATA_ON_HOST && data_on != DOP_DATA_ON_GPU && data_on != DOP_DATA_ON_PINNED)
+      return fail("dop_predictor_predict: data_on " + std::to_string(data_on) +
+                  " is not DOP_DATA_ON_HOST (0), DOP_DATA_ON_GPU (1) or DOP_DATA_ON_PINNED (2)");
+    l.data_on_gpu = data_on == DOP_DATA_ON_GPU;
+    l.data_pinned = data_on == DOP_DATA_ON_PINNED;
     if (kernel_id) {  // a memoised decision needs no features
       if (const auto hit = p->predictor.cached(kernel_id, l)) {
         out->cpu_util = hit->config.cpu;

@@ -108,7 +108,10 @@ DeviceDemand gpu_demand(const PlatformFigures& f, const EstimateInputs& in) {
     d.copies = true;
     d.copy_s = in_per_item / (f.h2d_gbs * kGiga) + out_per_item / (f.d2h_gbs * kGiga);
     d.copy_latency_s = (f.h2d_latency_us + f.d2h_latency_us) * 1e-6;
-    d.host_bytes = f.staging_passes * (in_per_item + out_per_item);
+    // Staged data crosses host memory staging_passes times; page-locked inputs once (the DMA reading them in place).
+    // Outputs are staged either way (a merge compares with the inputs; docs/architecture.md).
+    d.host_bytes = (in.data_pinned ? std::min(1.0, f.staging_passes) : f.staging_passes) * in_per_item +
+                   f.staging_passes * out_per_item;
   }
   return d;
 }
@@ -166,6 +169,7 @@ EstimateInputs estimate_inputs(const EstimateKeys& k, const double* code, const 
   if (launch.in_bytes > 0) in.in_bytes = double(launch.in_bytes);
   if (launch.out_bytes > 0) in.out_bytes = double(launch.out_bytes);
   in.data_on_gpu = launch.data_on_gpu;
+  in.data_pinned = launch.data_pinned;
   double mem_ops = 0;
   bool have_mem_ops = false;
   for (int i : k.mem_ops) {

@@ -31,6 +31,7 @@ struct EstimateInputs {
   double in_bytes = std::numeric_limits<double>::quiet_NaN();
   double out_bytes = std::numeric_limits<double>::quiet_NaN();
   bool data_on_gpu = false;  ///< the inputs are resident on the GPU: no copies
+  bool data_pinned = false;  ///< host inputs in page-locked memory: the GPU's DMA reads them in place, unstaged
 
   /// Bytes a work-item moves for the memory roof: the analysis' count; else the buffers' bytes (in + out) spread
   /// over the work-items; else 4 bytes per memory operation. NaN when none is known.

@@ -132,6 +132,7 @@ const std::vector<Feature>& builtin_features() {
       builtin("est_ms", Source::derived, kEstMsDefinition),
       builtin("est_rel", Source::derived, kEstRelDefinition),
       builtin("est_best_ms", Source::derived, kEstBestDefinition),
+      builtin("data_pinned", Source::launch, "data_pinned && !data_on_gpu ? 1 : 0"),
   };
   return all;
 }
@@ -247,6 +248,8 @@ double builtin_value(int id, const LaunchShape& l, double groups, const Platform
       return c.gpu;
     case kDataOnGpu:
       return l.data_on_gpu ? 1 : 0;
+    case kDataPinned:
+      return l.data_pinned && !l.data_on_gpu ? 1 : 0;
     case kInBytes:
       return double(l.in_bytes);
     case kOutBytes:

@@ -92,6 +92,8 @@ std::string builtin_expr(int id) {
       return "gpu_util";
     case kDataOnGpu:
       return "(data.data_on_gpu ? 1.0 : 0.0)";
+    case kDataPinned:
+      return "(data.data_pinned && !data.data_on_gpu ? 1.0 : 0.0)";
     case kInBytes:
       return "double(data.in_bytes)";
     case kOutBytes:
@@ -241,8 +243,10 @@ std::string generate_header(const Model& m, const std::string& ns) {
       << "}\n\n";
   }
   // Feature derivation.
-  o << "/// The launch's data: bytes of the buffers read and written (0 = unknown), inputs already on the GPU.\n"
-    << "struct LaunchData {\n  unsigned long long in_bytes, out_bytes;\n  bool data_on_gpu;\n};\n\n"
+  o << "/// The launch's data: bytes of the buffers read and written (0 = unknown), inputs already on the GPU, host\n"
+    << "/// inputs in page-locked memory.\n"
+    << "struct LaunchData {\n  unsigned long long in_bytes, out_bytes;\n  bool data_on_gpu;\n  bool data_pinned = "
+       "false;\n};\n\n"
     << "/// The feature vector of one configuration. code: kNumCodeFeatures values (NaN = missing); global/local:\n"
     << "/// work_dim sizes; data: the launch's buffers (features() leaves them unknown: 0 bytes, on the host).\n"
     << "inline void features_with_data(const double* code, unsigned work_dim, const unsigned long long* global,\n"

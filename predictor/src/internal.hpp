@@ -32,6 +32,7 @@ enum BuiltinId : int {
   kEstMs,  // the analytic estimate (estimate.hpp): reads code features, so builtin_value does not compute it
   kEstRel,
   kEstBestMs,
+  kDataPinned,  // after the estimate's, so that the ids of the features before it stay what they were
   kBuiltinCount
 };
 

@@ -52,7 +52,7 @@ inline std::string Memo::key(const std::string& kernel_id, const LaunchShape& l,
   k.append(reinterpret_cast<const char*>(l.local.data()), sizeof l.local);
   k.append(reinterpret_cast<const char*>(&l.in_bytes), sizeof l.in_bytes);
   k.append(reinterpret_cast<const char*>(&l.out_bytes), sizeof l.out_bytes);
-  k += l.data_on_gpu ? '\1' : '\0';
+  k += char((l.data_on_gpu ? 1 : 0) | (l.data_pinned ? 2 : 0));
   for (const auto& [name, v] : args) {
     k += name;
     k += '=';

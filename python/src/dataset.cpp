@@ -65,7 +65,7 @@ void bind_dataset(py::module_& m) {
         const DatasetTable t = read_dataset(path);
         const auto& c = t.columns;
         std::set<size_t> text{c.platform_id, c.workload, c.set, c.kernel, c.error};
-        if (c.data_on != dop::kNoColumn) text.insert(c.data_on);  // host | gpu
+        if (c.data_on != dop::kNoColumn) text.insert(c.data_on);  // host | gpu | pinned
         if (c.args != dop::kNoColumn) text.insert(c.args);        // K=256;N=1024
         for (size_t i = c.features_begin; i < c.features_end; ++i)
           if (is_expr_column(t.csv.header[i])) text.insert(i);

@@ -122,20 +122,18 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
       r.fail(col.launch + 1, "differs from global_x*global_y*global_z");
     if (double(l.local_size()) != r.num(col.launch + 2)) r.fail(col.launch + 2, "differs from local_x*local_y*local_z");
     const DatasetData data = read_data(r, col);  // a dataset without the data block: host, bytes unknown
-    if (data.pinned)
-      r.fail(col.data_on, std::string("data_on ") + kDataOnPinned +
-                              " (host data in page-locked memory): no model input describes it yet; leave the file "
-                              "out of training and evaluation");
     l.in_bytes = data.in_bytes;
     l.out_bytes = data.out_bytes;
     l.data_on_gpu = data.on_gpu;
+    l.data_pinned = data.pinned;
+    d.has_pinned = d.has_pinned || data.pinned;
     std::vector<double> code;
     for (size_t c : code_cols) code.push_back(r.num(c, true));
     std::map<std::string, std::string> exprs;
     for (size_t k = 0; k < expr_cols.size(); ++k) exprs[d.expr_keys[k]] = r.str(expr_cols[k]);
     // A workload is a decision instance: its name and where its data was (the same workload with its data on the
     // host and on the GPU is two).
-    const std::string key = name + '|' + data_on_name(data.on_gpu);
+    const std::string key = name + '|' + data_on_name(data.on_gpu, data.pinned);
     auto it = by_name.find(key);
     if (it == by_name.end()) {
       Partial p;
@@ -269,7 +267,8 @@ Dataset load_dataset(const std::string& path, const LoadOptions& options) {
     }
     // An invalid row (a failed or mismatching run) excludes the workload; configurations never measured (a sampled
     // sweep, dop sweep --configs) leave it partial: trained on, never in the metrics, which need the oracle.
-    const std::string what = "workload '" + p.w.name + "' (data on " + data_on_name(p.w.launch.data_on_gpu) + ")";
+    const std::string what =
+        "workload '" + p.w.name + "' (data on " + data_on_name(p.w.launch.data_on_gpu, p.w.launch.data_pinned) + ")";
     if (invalid || C - missing < 2) {
       ++d.excluded_workloads;
       d.problems.push_back(path + ":" + std::to_string(p.w.line) + ": " + what +
@@ -327,6 +326,7 @@ std::vector<pred::Feature> default_features(const Dataset& data, bool derived) {
     for (const char* n : derived_names) add(n);
   if (data.has_data)  // where the data is and what the GPU must receive (docs/dataset.md's data block)
     for (const char* n : {"data_on_gpu", "in_bytes", "out_bytes", "gpu_recv_bytes"}) add(n);
+  if (data.has_pinned) add("data_pinned");  // only where a row has its host data in page-locked memory
   add("cpu_util");
   add("gpu_util");
   return out;

@@ -294,14 +294,14 @@ Evaluation evaluate_test_set(const Dataset& d, const TrainOptions& o, const std:
   e.method = "test set '" + set + "' (trained on the other sets)";
   e.model_type = o.type;
   std::vector<size_t> tr, te;
-  bool host = false, gpu = false;
+  std::set<std::string> places;  // where the test set's data is: host, gpu, pinned
   for (size_t w = 0; w < d.workloads.size(); ++w) {
     const Workload& x = d.workloads[w];
     if (x.set != set) {
       tr.push_back(w);
     } else if (x.complete) {
       te.push_back(w);
-      (x.launch.data_on_gpu ? gpu : host) = true;
+      places.insert(data_on_name(x.launch.data_on_gpu, x.launch.data_pinned));
     }
   }
   if (te.empty() || tr.empty()) {
@@ -314,11 +314,12 @@ Evaluation evaluate_test_set(const Dataset& d, const TrainOptions& o, const std:
   Collector col{d, {}, {}, {}, {}};
   e.train_seconds = fold_run(d, o, tr, te, 0, col);
   col.finish(e, "model (" + o.type + ")");
-  std::vector<std::string> labels;  // per kernel, and per data location when the test set has both
+  std::vector<std::string> labels;  // per kernel, and per data location when the test set has several
   for (size_t w : col.ws) {
     const Workload& x = d.workloads[w];
-    labels.push_back(x.kernel + (host && gpu ? std::string(" [data on ") + data_on_name(x.launch.data_on_gpu) + "]"
-                                             : std::string()));
+    labels.push_back(x.kernel + (places.size() > 1 ? std::string(" [data on ") +
+                                                         data_on_name(x.launch.data_on_gpu, x.launch.data_pinned) + "]"
+                                                   : std::string()));
   }
   e.per_kernel = kernel_rows(d, col, labels);
   return e;
@@ -452,7 +453,7 @@ std::string evaluation_json(const Evaluation& e, const Dataset* data) {
       decisions.push_back({{"workload", w.name},
                            {"kernel", w.kernel},
                            {"set", w.set},
-                           {"data_on", data_on_name(w.launch.data_on_gpu)},
+                           {"data_on", data_on_name(w.launch.data_on_gpu, w.launch.data_pinned)},
                            {"fold", o.fold},
                            {"chosen", config(w, o.predicted)},
                            {"best", config(w, w.best)},

@@ -91,9 +91,13 @@ std::string dataset_args_text(const std::map<std::string, int64_t>& args);
 std::map<std::string, int64_t> parse_dataset_args(const std::string& text);
 /// data_on's value: "gpu" for data on the GPU (a sweep with --memory resident), else "host".
 const char* data_on_name(bool on_gpu);
-/// data_on's value for host data in page-locked memory (a sweep with --memory pinned): a third place of the data,
-/// which no model input describes yet, so the trainer refuses such rows (dop report reads them).
+/// data_on's value for host data in page-locked memory (a sweep with --memory pinned): a third place of the data
+/// (the models' data_pinned input).
 inline constexpr const char* kDataOnPinned = "pinned";
+/// data_on's value: "gpu", "pinned" (host data in page-locked memory) or "host".
+inline const char* data_on_name(bool on_gpu, bool pinned) {
+  return on_gpu ? data_on_name(true) : pinned ? kDataOnPinned : data_on_name(false);
+}
 
 /// A number as the sweep writes it (printf's %.6g: "0.125", "1", "1.5e+07").
 std::string dataset_number(double value);

@@ -44,12 +44,20 @@ int dop_predictor_predict(dop_predictor* predictor, const char* kernel_id, size_
                           const char* const* feature_names, const double* feature_values, unsigned work_dim,
                           const size_t* global, const size_t* local, dop_decision* out);
 
-/* The same with the launch's data: bytes of the buffers the kernel reads and writes (0 = unknown), and whether the
- * GPU already holds the inputs (data_on_gpu != 0). dop_predictor_predict passes 0, 0, 0. */
+/* Where a launch's inputs are (dop_predictor_predict_data's data_on). */
+enum {
+  DOP_DATA_ON_HOST = 0,  /* host memory, pageable: the runtime stages what the GPU receives */
+  DOP_DATA_ON_GPU = 1,   /* the GPU already holds the inputs: it receives nothing */
+  DOP_DATA_ON_PINNED = 2 /* host memory, page-locked: the GPU's DMA reads the inputs in place */
+};
+
+/* The same with the launch's data: bytes of the buffers the kernel reads and writes (0 = unknown), and where the
+ * inputs are (data_on: DOP_DATA_ON_HOST, _GPU or _PINNED; another value is an error). dop_predictor_predict passes
+ * 0, 0, DOP_DATA_ON_HOST. */
 int dop_predictor_predict_data(dop_predictor* predictor, const char* kernel_id, size_t n_features,
                                const char* const* feature_names, const double* feature_values, unsigned work_dim,
                                const size_t* global, const size_t* local, uint64_t in_bytes, uint64_t out_bytes,
-                               int data_on_gpu, dop_decision* out);
+                               int data_on, dop_decision* out);
 
 /* The model's code features: their number, and the key of the i-th (NULL when out of range). */
 size_t dop_predictor_num_code_features(const dop_predictor* predictor);

@@ -38,7 +38,8 @@ class ModelError : public std::runtime_error {
 using Config = dop::Config;
 
 /// An NDRange launch: dimensions, global and local sizes (1 for unused dimensions), and the data it moves: the bytes
-/// of the buffers the kernel reads and writes (0 = unknown) and whether the inputs' valid copy is already on the GPU.
+/// of the buffers the kernel reads and writes (0 = unknown) and where the inputs' valid copy is: already on the GPU,
+/// or in host memory, pageable (the default) or page-locked (the GPU's DMA reads it in place).
 /// Models trained on datasets with data columns (docs/dataset.md) use the data inputs; older models ignore them.
 struct LaunchShape {
   unsigned work_dim = 1;
@@ -47,6 +48,7 @@ struct LaunchShape {
   uint64_t in_bytes = 0;     ///< buffers read (read and read_write arguments): what a device must receive
   uint64_t out_bytes = 0;    ///< buffers written (write and read_write arguments): what must come back
   bool data_on_gpu = false;  ///< the GPU already holds the inputs (resident data), so it receives nothing
+  bool data_pinned = false;  ///< host data in page-locked memory (MemoryMode::pinned); ignored with data_on_gpu
   uint64_t global_size() const { return global[0] * global[1] * global[2]; }
   uint64_t local_size() const { return local[0] * local[1] * local[2]; }
   /// Work-groups: the product over dimensions of ceil(global / local).
@@ -57,7 +59,7 @@ struct LaunchShape {
   std::string str() const;  ///< "1024x1024/16x16"
   bool operator==(const LaunchShape& o) const {
     return work_dim == o.work_dim && global == o.global && local == o.local && in_bytes == o.in_bytes &&
-           out_bytes == o.out_bytes && data_on_gpu == o.data_on_gpu;
+           out_bytes == o.out_bytes && data_on_gpu == o.data_on_gpu && data_pinned == o.data_pinned;
   }
 };
 

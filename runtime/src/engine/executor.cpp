@@ -105,10 +105,12 @@ pred::Decision Executor::Impl::decide(const std::vector<ArgData>& args) const {
     shape.global[d] = spec.global[d];
     shape.local[d] = local[d];
   }
-  // The data inputs: the spec's buffer bytes, and whether the GPU holds the inputs already (resident data).
+  // The data inputs: the spec's buffer bytes, and where the inputs are: on the GPU already (resident data), or in
+  // host memory, page-locked (pinned: the GPU's DMA reads the arguments in place) or not.
   shape.in_bytes = spec.in_bytes();
   shape.out_bytes = spec.out_bytes();
   shape.data_on_gpu = opt.memory == MemoryMode::resident;
+  shape.data_pinned = opt.memory == MemoryMode::pinned;
   const pred::ArgValues values = integer_scalars(spec, args);
   const std::string id =
       opt.model->kernel_id.empty() ? spec.kernel_file + ":" + spec.kernel_name : opt.model->kernel_id;

@@ -63,6 +63,7 @@ struct Dataset {
   /// Complete ones (a valid row for every configuration) and partial ones (some never measured; trained on only).
   std::vector<Workload> workloads;
   bool has_data = false;              ///< the data block (data_on, in_bytes, out_bytes) is in the file
+  bool has_pinned = false;            ///< a row has data_on = pinned (host data in page-locked memory)
   bool has_args = false;              ///< the args column is in the file (the workloads' argument values)
   size_t rows = 0;                    ///< data rows read
   size_t invalid_rows = 0;            ///< rows with valid = 0 or an unusable time (reported, not used)
@@ -94,8 +95,8 @@ std::vector<size_t> complete_workloads(const Dataset& data);
 
 /// The model inputs for a dataset: its numeric code features (with their expression columns), work_dim,
 /// global_size, local_size, num_groups, the per-dimension sizes, the derived launch features (when `derived`), the
-/// data features data_on_gpu, in_bytes, out_bytes, gpu_recv_bytes (when the dataset has the data block), and
-/// cpu_util, gpu_util.
+/// data features data_on_gpu, in_bytes, out_bytes, gpu_recv_bytes (when the dataset has the data block), data_pinned
+/// (when a row has its host data in page-locked memory), and cpu_util, gpu_util.
 std::vector<pred::Feature> default_features(const Dataset& data, bool derived = true);
 
 struct TrainOptions {
