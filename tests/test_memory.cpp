@@ -244,6 +244,19 @@ TEST_CASE("launch_auto runs the configuration the model picks for the launch sha
   // Without a model, auto launches are refused.
   Executor plain(s, kSaxpy, two_devices());
   CHECK_THROWS_WITH(plain.launch_auto(args), Catch::Contains("has no model"));
+  // An executor whose arguments are in page-locked memory asks with the data there (data_pinned), a decision of its
+  // own; one with resident data asks with it on the GPU.
+  for (const MemoryMode mode : {MemoryMode::pinned, MemoryMode::resident}) {
+    ExecutorOptions po = o;
+    po.memory = mode;
+    Executor px(s, kSaxpy, two_devices(), po);
+    auto pargs = px.make_args();
+    px.decide(pargs);
+    pred::LaunchShape where = shape;
+    where.data_pinned = mode == MemoryMode::pinned;
+    where.data_on_gpu = mode == MemoryMode::resident;
+    CHECK(predictor->cached("saxpy-test", where, values));
+  }
 }
 
 TEST_CASE("pinned memory: the GPU's DMA reads read-only inputs in place, and results match at all 44 configurations") {
