@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 
 #include "coexec_support.hpp"
@@ -300,6 +301,38 @@ TEST_CASE("pinned memory: the GPU's DMA reads read-only inputs in place, and res
   }
   CHECK(parse_memory_mode("pinned") == MemoryMode::pinned);
   CHECK(std::string(memory_mode_name(MemoryMode::pinned)) == "pinned");
+}
+
+TEST_CASE("staging memory refused: the GPU's copies go through pageable memory, results match and launches say so") {
+  // DOP_TEST_REFUSE_PINNED: the implementation refuses page-locked memory (PoCL never does), so copy mode stages
+  // inputs and reads outputs back through pageable memory, at every configuration, with and without a footprint.
+  REQUIRE(setenv("DOP_TEST_REFUSE_PINNED", "1", 1) == 0);
+  const Spec s = saxpy_spec(100003, 64);
+  auto want = make_args(s);
+  saxpy_reference(s, want);
+  for (const bool with_footprint : {false, true}) {
+    ExecutorOptions o;
+    o.memory = MemoryMode::copy;
+    if (with_footprint) o.footprint = parse_footprint(kSaxpyFootprint, "saxpy");
+    o.poison_gpu_buffers = true;
+    Executor ex(s, kSaxpy, two_devices(), o);
+    const auto initial = make_args(s);
+    auto args = initial;
+    for (const auto& cfg : Grid{}.configs()) {
+      args = initial;
+      const auto r = ex.launch(args, cfg);
+      const auto cmp = compare_outputs(s, args, want);
+      INFO("footprint " << with_footprint << ", config " << to_string(cfg) << ": " << cmp.first << "; " << r.note);
+      REQUIRE(cmp.ok);
+      if (r.gpu.work_groups > 0)
+        CHECK_THAT(r.note, Catch::Contains("page-locked staging memory refused (") &&
+                               Catch::Contains("bytes for argument '") && Catch::Contains("DOP_TEST_REFUSE_PINNED") &&
+                               Catch::Contains("the GPU's copies went through pageable memory"));
+      else
+        CHECK_THAT(r.note, !Catch::Contains("page-locked staging memory refused"));
+    }
+  }
+  unsetenv("DOP_TEST_REFUSE_PINNED");
 }
 
 TEST_CASE("pinned memory: page-locked arguments outlive their executor, and without a GPU they are host memory") {

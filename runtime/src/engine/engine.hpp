@@ -81,7 +81,9 @@ struct Side {
   };
   std::map<size_t, Pinned> pinned_in, pinned_out;
   bool pinned_failed = false;  // the implementation refused pinned memory: copy from pageable memory instead
-  std::string pinned_refusal;  // ... what it refused (bytes, the error), for LaunchResult::note
+  // ... what it refused, for LaunchResult::note: the argument's index, the bytes asked and the error
+  size_t pinned_refused_arg = 0, pinned_refused_bytes = 0;
+  std::string pinned_refusal;
 
   Side() = default;
   Side(const Side&) = delete;

@@ -89,9 +89,14 @@ LaunchResult Executor::Impl::launch(std::vector<ArgData>& args, const Config& cf
     throw;
   }
   l.res.h2d_in_place_bytes = l.sent_in_place;
-  if (l.gpu && l.gpu->pinned_failed)  // staged and read back through pageable memory: slower, and it should say so
+  // Staged and read back through pageable memory: slower, and a launch whose GPU ran says so.
+  if (l.gpu && l.gpu->pinned_failed && l.res.gpu.work_groups > 0) {
+    const Side& g = *l.gpu;
     l.res.note += std::string(l.res.note.empty() ? "" : "; ") + "page-locked staging memory refused (" +
-                  l.gpu->pinned_refusal + "): the GPU's copies went through pageable memory";
+                  std::to_string(g.pinned_refused_bytes) + " bytes for argument '" +
+                  spec.args.at(g.pinned_refused_arg).name + "': " + g.pinned_refusal +
+                  "): the GPU's copies went through pageable memory";
+  }
   learn(l);  // the balanced share and rates, for the next launch
   return std::move(l.res);
 }

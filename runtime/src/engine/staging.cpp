@@ -3,6 +3,7 @@
 // sliced buffers staged chunk by chunk as the footprint says each chunk needs them.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "engine/engine.hpp"
@@ -39,6 +40,11 @@ unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes)
   }
   if (!p.ptr) {
     try {
+      // DOP_TEST_REFUSE_PINNED=1, for tests only (docs/intercept.md): the implementation's refusal, which PoCL
+      // never gives, so that the pageable path runs.
+      const char* refuse = std::getenv("DOP_TEST_REFUSE_PINNED");
+      if (refuse && std::string(refuse) == "1")
+        throw cl::Error(CL_MEM_OBJECT_ALLOCATION_FAILURE, "clCreateBuffer", "DOP_TEST_REFUSE_PINNED");
       p.buf = cl::create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
       cl_int err = CL_SUCCESS;
       p.ptr = clEnqueueMapBuffer(queue.get(), p.buf.get(), CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, nullptr,
@@ -55,7 +61,8 @@ unsigned char* Side::pinned(std::map<size_t, Pinned>& m, size_t i, size_t bytes)
     if (!p.ptr) {
       m.erase(i);
       pinned_failed = true;
-      pinned_refusal = std::to_string(bytes) + " bytes for argument " + std::to_string(i) + ": " + pinned_refusal;
+      pinned_refused_arg = i;
+      pinned_refused_bytes = bytes;
       return nullptr;
     }
   }
