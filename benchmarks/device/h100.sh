@@ -203,6 +203,10 @@ PY
       for i in $(seq "${PROCESSES:-6}"); do
         echo "${CONFIG:-1,1}: $(ways "$spec" "${REPEAT:-7}" --config "${CONFIG:-1,1}" --memory copy)" |
           tee -a "$OUT/processes.txt"
+        # each run's CPU kernel time / CPU finish / GPU kernel time / total: a slow kernel or a slow launch around it
+        python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
+print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))' |
+          tee -a "$OUT/processes.txt"
       done
       ;;
     realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of
