@@ -10,7 +10,7 @@
 namespace dop {
 
 std::string data_on_of(MemoryMode m) {
-  return m == MemoryMode::pinned ? kDataOnPinned : data_on_name(m == MemoryMode::resident);
+  return data_on_name(m == MemoryMode::resident, m == MemoryMode::pinned);
 }
 
 namespace {
