@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -260,7 +261,8 @@ TEST_CASE("a spec's arguments are checked against the kernel's parameters: count
 
 TEST_CASE("host argument memory ends at a guard page: an overrun faults instead of reaching other memory") {
   if (!guard_pages_enabled()) return;  // AddressSanitizer: its redzones instead
-  for (size_t bytes : {size_t(1), size_t(40), size_t(4000), size_t(4096), size_t(100000)}) {
+  for (size_t bytes : {size_t(1), size_t(40), size_t(4000), size_t(4096), size_t(100000), size_t(16) << 20,
+                       (size_t(20) << 20) + 40}) {  // the last two in huge pages (below)
     auto* p = static_cast<unsigned char*>(guarded_allocate(bytes));
     const size_t body = (bytes + kGuardAlign - 1) / kGuardAlign * kGuardAlign;
     CHECK(reinterpret_cast<uintptr_t>(p) % kGuardAlign == 0);
@@ -277,4 +279,49 @@ TEST_CASE("host argument memory ends at a guard page: an overrun faults instead 
     CHECK(WTERMSIG(status) == SIGSEGV);
     guarded_deallocate(p, bytes);
   }
+}
+
+// The VmFlags of the mapping that holds p, from /proc/self/smaps ("" where none does).
+static std::string vm_flags_of(const void* p) {
+  std::ifstream in("/proc/self/smaps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    unsigned long lo = 0, hi = 0;
+    // A mapping's first line: "lo-hi perms ..."; its fields follow, one per line ("Name:   value").
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < line.find(' ') &&
+        std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2) {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST_CASE("large host buffers live in huge pages at staggered offsets, so that equal arrays do not line up") {
+  if (!guard_pages_enabled()) return;  // AddressSanitizer: operator new instead
+  const size_t bytes = size_t(16) << 20, huge = size_t(2) << 20;
+  std::vector<unsigned char*> ps;
+  std::set<uintptr_t> offsets;
+  for (int i = 0; i < 4; ++i) {
+    ps.push_back(static_cast<unsigned char*>(guarded_allocate(bytes)));
+    std::memset(ps.back(), i, bytes);
+    offsets.insert(reinterpret_cast<uintptr_t>(ps.back()) % huge);
+  }
+  CHECK(offsets.size() == 4);  // four buffers in a row: four offsets within a huge page
+  // Where the kernel has transparent huge pages, the mappings carry the advice ("hg" in VmFlags).
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  if (thp && std::getline(thp, mode) && mode.find("[never]") == std::string::npos)
+    for (auto* p : ps) CHECK(vm_flags_of(p).find(" hg") != std::string::npos);
+  for (size_t i = 0; i < ps.size(); ++i) {
+    CHECK(ps[i][0] == i);
+    CHECK(ps[i][bytes - 1] == i);
+    guarded_deallocate(ps[i], bytes);
+  }
+  // Small buffers keep 4 KiB pages and no advice.
+  auto* small = guarded_allocate(100000);
+  CHECK(vm_flags_of(small).find(" hg") == std::string::npos);
+  guarded_deallocate(small, 100000);
 }

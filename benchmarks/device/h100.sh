@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -44,13 +44,14 @@ bundle_of() {
   file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$1")
   [ -f ".device/bundles/$file.json" ] && echo "--bundle .device/bundles/$file.json"
 }
-# ways SPEC REPEAT DOP-RUN-ARGS...: `dop run` of SPEC, printing the median time, the MB sent to the GPU in the last
+# ways SPEC REPEAT DOP-RUN-ARGS...: (run under "${watch[@]}" where set) `dop run` of SPEC, printing the median time, the MB sent to the GPU in the last
 # run and of them those sent from page-locked memory in place, then every run (C: the CPU ran, G: the GPU ran,
 # w: warm, o: a device left out by choice, and its time).
+watch=()
 ways() {
   local spec=$1 repeat=$2
   shift 2
-  timeout 200 $dop run "$spec" $(bundle_of "$spec") --repeat "$repeat" --json "$@" >/tmp/ways.json &&
+  timeout 200 "${watch[@]}" $dop run "$spec" $(bundle_of "$spec") --repeat "$repeat" --json "$@" >/tmp/ways.json &&
     python3 -c 'import json; j=json.load(open("/tmp/ways.json")); l=j["last"]
 way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "") + ("o" if r["left_out"] else "")
 print("%.2f %.0f %.0f" % (j["time_ms"]["median"], l["h2d_bytes"] / 1e6, l.get("h2d_in_place_bytes", 0) / 1e6),
@@ -197,16 +198,67 @@ PY
       done
       free -g | tee -a "$OUT/sweepctx.txt"
       ;;
-    processes)  # one configuration in PROCESSES separate `dop run` processes (REPEAT runs each), every launch listed,
-      # to see what differs between processes (SPEC, CONFIG; environment variables pass through)
+    processes)  # one workload in PROCESSES separate `dop run` processes (REPEAT runs each), every launch listed, to
+      # see what differs between processes: SPEC; the configurations of CONFIGS and the environment settings of
+      # PROC_ENVS (';'-separated, e.g. "X=0;X=1") taken in turn, one per process, PROC_ARGS passed to every
+      # `dop run`; each process watched
+      # (benchmarks/device/procwatch.py: its CPU time, page faults, context switches, page-locked memory, and the
+      # machine's steal time meanwhile)
       spec=${SPEC:-kernels/fdtd2d/fdtd2_large_n23040_wg16x16.json}
-      for i in $(seq "${PROCESSES:-6}"); do
-        echo "${CONFIG:-1,1}: $(ways "$spec" "${REPEAT:-7}" --config "${CONFIG:-1,1}" --memory copy)" |
+      read -ra cfgs <<<"${CONFIGS:-${CONFIG:-1,1}}"
+      IFS=';' read -ra envs <<<"${PROC_ENVS:-}"
+      [ ${#envs[@]} -eq 0 ] && envs=("")
+      for i in $(seq 0 $((${PROCESSES:-6} - 1))); do
+        cfg=${cfgs[$((i % ${#cfgs[@]}))]}
+        e=${envs[$((i % ${#envs[@]}))]}
+        # shellcheck disable=SC2206  # e: assignments for env, split on purpose
+        watch=(env $e python3 benchmarks/device/procwatch.py /tmp/watch.txt --)
+        # shellcheck disable=SC2086  # PROC_ARGS: more `dop run` arguments, split on purpose
+        echo "$cfg ${e:-(no env)}: $(ways "$spec" "${REPEAT:-7}" --config "$cfg" --memory copy ${PROC_ARGS:-})" |
           tee -a "$OUT/processes.txt"
         # each run's CPU kernel time / CPU finish / GPU kernel time / total: a slow kernel or a slow launch around it
         python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
 print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))' |
           tee -a "$OUT/processes.txt"
+        echo "  watch: $(cat /tmp/watch.txt)" | tee -a "$OUT/processes.txt"
+      done
+      watch=()
+      ;;
+    membw)  # host memory bandwidth alone (benchmarks/device/membw.cpp, fdtd2's update over two 2 GiB arrays on every
+      # core, no OpenCL) in MEMBW_PROCESSES fresh processes, each watched as in `processes`
+      g++ -O2 -pthread benchmarks/device/membw.cpp -o /tmp/membw || exit 1
+      for i in $(seq "${MEMBW_PROCESSES:-6}"); do
+        python3 benchmarks/device/procwatch.py /tmp/watch.txt -- /tmp/membw ${MEMBW_ARGS:-} | tee -a "$OUT/membw.txt"
+        echo "  watch: $(cat /tmp/watch.txt)" | tee -a "$OUT/membw.txt"
+      done
+      ;;
+    sweepone)  # one workload swept whole (every configuration, grid order, one fresh process each time) once per
+      # environment setting of ONE_ENVS (';'-separated, e.g. ";POCL_AFFINITY=1"), each sweep watched as in
+      # `processes`; then each configuration of ONE_RUN in a `dop run` process of its own. ONE_WORKLOAD, ONE_SIZE.
+      w=${ONE_WORKLOAD:-fdtd2_large_n23040_wg16x16}
+      spec=$(ls kernels/*/"$w".json)
+      IFS=';' read -ra envs <<<"${ONE_ENVS:-}"
+      [ ${#envs[@]} -eq 0 ] && envs=("")
+      for i in "${!envs[@]}"; do
+        e=${envs[$i]}
+        echo "sweep $i: ${e:-(no env)}" | tee -a "$OUT/sweepone.txt"
+        # shellcheck disable=SC2086  # e: assignments for env, split on purpose
+        timeout 300 env $e python3 benchmarks/device/procwatch.py /tmp/watch.txt -- $dop sweep --set real \
+          --size "${ONE_SIZE:-large}" --match "^$w\$" --memory copy --repeat 3 --warmup 1 --platform-id h100-xeon16 \
+          --bundles .device/bundles --out "$OUT/one$i.csv" 2>&1 | tail -2 | tee -a "$OUT/sweepone.txt"
+        echo "  watch: $(cat /tmp/watch.txt)" | tee -a "$OUT/sweepone.txt"
+        python3 - "$OUT/one$i.csv" <<'PY' | tee -a "$OUT/sweepone.txt"
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print("  %s,%s %9s ms  cpu_wg %s/%s chunks gpu_wg %s/%s chunks h2d %s" % (r["cpu_util"], r["gpu_util"],
+          r["time_ms_median"], r["cpu_work_groups"], r["cpu_chunks"], r["gpu_work_groups"], r["gpu_chunks"], r["h2d_ms"]))
+PY
+      done
+      for cfg in ${ONE_RUN:-}; do
+        echo "dop run $cfg: $(ways "$spec" 5 --config "$cfg" --memory copy)" | tee -a "$OUT/sweepone.txt"
+        python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
+print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))' |
+          tee -a "$OUT/sweepone.txt"
       done
       ;;
     realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of

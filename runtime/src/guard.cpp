@@ -135,17 +135,61 @@ bool guard_pages_wanted() {
   return on;
 }
 
+// Large buffers (8 MiB and more) live in transparent huge pages, each starting at its own offset within a huge page
+// (a colour: 33 pages times a counter modulo 8). Where the THP mode is "madvise" (the common default) nothing else
+// gives them huge pages. Why both: fdtd2 large's CPU launch (two arrays of 2,025 MiB) took 63-409 ms in different
+// processes on the H100 host with 4 KiB pages, by how physically contiguous the process's memory came out; 303-409 ms
+// in every process with huge pages at equal offsets (ex[i] and hz[i] then share their physical address bits below
+// 2 MiB: the same cache sets and DRAM banks); 60-82 ms in every process with huge pages at staggered offsets
+// (docs/results.md, "fdtd2: where the arrays lie"). DOP_HUGE_PAGES=0: 4 KiB pages, as before; =aligned: huge pages
+// at equal offsets, the slow state, for experiments. A refusal only loses the hint.
+enum class HugePages { off, staggered, aligned };
+HugePages huge_pages_mode() {
+  static const HugePages m = [] {
+    const char* e = std::getenv("DOP_HUGE_PAGES");
+    if (e && std::strcmp(e, "0") == 0) return HugePages::off;
+    if (e && std::strcmp(e, "aligned") == 0) return HugePages::aligned;
+    return HugePages::staggered;
+  }();
+  return m;
+}
+
+constexpr std::size_t kHugeMin = std::size_t(8) << 20;
+constexpr std::size_t kHuge = std::size_t(2) << 20;
+
+// `total` bytes of PROT_NONE mapping starting `colour` bytes past a huge-page boundary.
+void* map_at_colour(std::size_t total, std::size_t colour) {
+  const std::size_t over = total + kHuge + colour;
+  if (over < total) return MAP_FAILED;
+  char* raw = static_cast<char*>(::mmap(nullptr, over, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (raw == MAP_FAILED) return MAP_FAILED;
+  char* base = reinterpret_cast<char*>(round_up(reinterpret_cast<std::uintptr_t>(raw), kHuge)) + colour;
+  if (base > raw) ::munmap(raw, std::size_t(base - raw));
+  if (raw + over > base + total) ::munmap(base + total, std::size_t(raw + over - (base + total)));
+  return base;
+}
+
 // `bytes` (rounded) ending at an inaccessible region of guard_bytes(): all of it mapped inaccessible, then the body
 // made accessible (the region costs address space only).
 void* map_guarded(std::size_t bytes) {
   const Layout l = layout(bytes);
   if (l.pages < l.body || l.pages + guard_bytes() < l.pages) throw std::bad_alloc();
-  void* base = ::mmap(nullptr, l.pages + guard_bytes(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const HugePages mode = l.pages >= kHugeMin ? huge_pages_mode() : HugePages::off;
+  static std::atomic<unsigned> next_colour{0};
+  void* base = MAP_FAILED;
+  if (mode == HugePages::off)
+    base = ::mmap(nullptr, l.pages + guard_bytes(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  else
+    base = map_at_colour(l.pages + guard_bytes(),
+                         mode == HugePages::aligned ? 0 : (next_colour.fetch_add(1) % 8) * 33 * page_size());
   if (base == MAP_FAILED) throw std::bad_alloc();
   if (l.pages > 0 && ::mprotect(base, l.pages, PROT_READ | PROT_WRITE) != 0) {
     ::munmap(base, l.pages + guard_bytes());
     throw std::bad_alloc();
   }
+#ifdef MADV_HUGEPAGE
+  if (mode != HugePages::off) ::madvise(base, l.pages, MADV_HUGEPAGE);
+#endif
   return static_cast<char*>(base) + l.pages - l.body;
 }
 void unmap_guarded(void* p, std::size_t bytes) noexcept {
