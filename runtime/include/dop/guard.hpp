@@ -23,7 +23,9 @@ bool guard_pages_enabled();
 /// type (long16) and PoCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN: a zero-copy CPU device then reads and writes these bytes
 /// themselves, so an overrun meets the guard region, not someone else's memory (work-items run in any order, so
 /// the first access past the end may lie well past it: y[idx[i]]; beyond 1 MiB it may still meet other memory). Without
-/// guard pages: operator new, page-aligned. Throws std::bad_alloc.
+/// guard pages: operator new, page-aligned. Allocations of 8 MiB and more are advised into transparent huge pages,
+/// each mapping at its own offset within a huge page, so that equal buffers do not share cache sets and DRAM banks
+/// (DOP_HUGE_PAGES=0: 4 KiB pages; =aligned: huge pages at equal offsets, for experiments). Throws std::bad_alloc.
 inline constexpr std::size_t kGuardAlign = 128;
 void* guarded_allocate(std::size_t bytes);
 void guarded_deallocate(void* p, std::size_t bytes) noexcept;
