@@ -137,11 +137,11 @@ bool guard_pages_wanted() {
 
 // Large buffers (8 MiB and more) live in transparent huge pages, each starting at its own offset within a huge page
 // (a colour: 33 pages times a counter modulo 8). Where the THP mode is "madvise" (the common default) nothing else
-// gives them huge pages. Why both: fdtd2 large's CPU launch (two arrays of 2,025 MiB) took 63-409 ms in different
-// processes on the H100 host with 4 KiB pages, by how physically contiguous the process's memory came out; 303-409 ms
-// in every process with huge pages at equal offsets (ex[i] and hz[i] then share their physical address bits below
-// 2 MiB: the same cache sets and DRAM banks); 60-82 ms in every process with huge pages at staggered offsets
-// (docs/results.md, "fdtd2: where the arrays lie"). DOP_HUGE_PAGES=0: 4 KiB pages, as before; =aligned: huge pages
+// gives them huge pages. Why both: fdtd2 large's CPU launch (two arrays of 2,025 MiB) took 63-337 ms (medians) in
+// different processes on the H100 host with 4 KiB pages, by how physically contiguous the process's memory came out;
+// 319-353 ms in every process with huge pages at equal offsets (ex[i] and hz[i] then share their physical address
+// bits below 2 MiB: the same cache sets and DRAM banks); 64-75 ms in every process with huge pages at staggered
+// offsets (docs/results.md, "fdtd2: where the arrays lie"). DOP_HUGE_PAGES=0: 4 KiB pages, as before; =aligned: huge pages
 // at equal offsets, the slow state, for experiments. A refusal only loses the hint.
 enum class HugePages { off, staggered, aligned };
 HugePages huge_pages_mode() {
