@@ -141,8 +141,8 @@ bool guard_pages_wanted() {
 // different processes on the H100 host with 4 KiB pages, by how physically contiguous the process's memory came out;
 // 319-353 ms in every process with huge pages at equal offsets (ex[i] and hz[i] then share their physical address
 // bits below 2 MiB: the same cache sets and DRAM banks); 64-75 ms in every process with huge pages at staggered
-// offsets (docs/results.md, "fdtd2: where the arrays lie"). DOP_HUGE_PAGES=0: 4 KiB pages, as before; =aligned: huge pages
-// at equal offsets, the slow state, for experiments. A refusal only loses the hint.
+// offsets (docs/results.md, "fdtd2: where the arrays lie"). DOP_HUGE_PAGES=0: 4 KiB pages, as before; =aligned: huge
+// pages at equal offsets, the slow state, for experiments. A refusal only loses the hint.
 enum class HugePages { off, staggered, aligned };
 HugePages huge_pages_mode() {
   static const HugePages m = [] {
