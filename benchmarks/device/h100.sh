@@ -44,9 +44,9 @@ bundle_of() {
   file=$(sed -n 's/.*"kernel": *{"file": *"\([^"]*\)\.cl", *"name": *"\([^"]*\)".*/\1-\2/p' "$1")
   [ -f ".device/bundles/$file.json" ] && echo "--bundle .device/bundles/$file.json"
 }
-# ways SPEC REPEAT DOP-RUN-ARGS...: (run under "${watch[@]}" where set) `dop run` of SPEC, printing the median time, the MB sent to the GPU in the last
-# run and of them those sent from page-locked memory in place, then every run (C: the CPU ran, G: the GPU ran,
-# w: warm, o: a device left out by choice, and its time).
+# ways SPEC REPEAT DOP-RUN-ARGS...: `dop run` of SPEC (under the command prefix "${watch[@]}" where one is set),
+# printing the median time, the MB sent to the GPU in the last run and of them those sent from page-locked memory in
+# place, then every run (C: the CPU ran, G: the GPU ran, w: warm, o: a device left out by choice, and its time).
 watch=()
 ways() {
   local spec=$1 repeat=$2
@@ -56,6 +56,13 @@ ways() {
 way = lambda r: ("C" if r["cpu_work_groups"] else "") + ("G" if r["gpu_work_groups"] else "") + ("w" if r["warm"] else "") + ("o" if r["left_out"] else "")
 print("%.2f %.0f %.0f" % (j["time_ms"]["median"], l["h2d_bytes"] / 1e6, l.get("h2d_in_place_bytes", 0) / 1e6),
       " ".join("%s:%.1f" % (way(r), r["time_ms"]) for r in j["runs"]))'
+}
+
+# busy: each run of the last `ways` as CPU kernel time / CPU finish / GPU kernel time / total (ms): a slow kernel or a
+# slow launch around it.
+busy() {
+  python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
+print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))'
 }
 
 for exp in "$@"; do
@@ -216,10 +223,7 @@ PY
         # shellcheck disable=SC2086  # PROC_ARGS: more `dop run` arguments, split on purpose
         echo "$cfg ${e:-(no env)}: $(ways "$spec" "${REPEAT:-7}" --config "$cfg" --memory copy ${PROC_ARGS:-})" |
           tee -a "$OUT/processes.txt"
-        # each run's CPU kernel time / CPU finish / GPU kernel time / total: a slow kernel or a slow launch around it
-        python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
-print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))' |
-          tee -a "$OUT/processes.txt"
+        busy | tee -a "$OUT/processes.txt"
         echo "  watch: $(cat /tmp/watch.txt)" | tee -a "$OUT/processes.txt"
       done
       watch=()
@@ -256,9 +260,7 @@ PY
       done
       for cfg in ${ONE_RUN:-}; do
         echo "dop run $cfg: $(ways "$spec" 5 --config "$cfg" --memory copy)" | tee -a "$OUT/sweepone.txt"
-        python3 -c 'import json; j=json.load(open("/tmp/ways.json"))
-print("  busy:", " ".join("%.0f/%.0f/%.0f/%.0f" % (r["cpu_busy_ms"], r["cpu_finish_ms"], r["gpu_busy_ms"], r["time_ms"]) for r in j["runs"]))' |
-          tee -a "$OUT/sweepone.txt"
+        busy | tee -a "$OUT/sweepone.txt"
       done
       ;;
     realset)  # the evaluation set of issue 16: the real kernels at each size of REAL_SIZES in each memory situation of
