@@ -150,7 +150,59 @@ TEST_CASE("apps: tiny launches are exact under dop, in order, out of order and f
   check_app("tiny", "--threads 2 --launches 60");
 }
 
-TEST_CASE("apps: stream is exact under dop", "[apps]") { check_app("stream", ""); }
+TEST_CASE("apps: stream is exact under dop, its data from the host at every step too", "[apps]") {
+  check_app("stream", "");
+  check_app("stream", "--host");
+}
+
+// stream --host writes its inputs and reads its result at every step. Once a dop launch has used the buffers, the
+// application's writes go into dop's host copies (`absorbed=`), and the result is read from where each device left
+// its part: dop's copy for the CPU's work-groups, the application's buffer for the GPU's (`read= from_dop= from_app=`;
+// nothing is flushed). How the work divides is dynamic: after a launch in which the CPU ran work-groups the read takes
+// some bytes from dop's copy, and from the application's buffer too where the GPU also ran some. Exact at every step.
+TEST_CASE("apps: a host-streaming application's writes go to dop's copy, its reads are split", "[apps]") {
+  const int n = 1 << 18, reps = 4;
+  const size_t bytes = size_t(n) * sizeof(float);
+  const std::string cmd = "'" + kApps + "/stream' --host --n " + std::to_string(n) + " --reps " + std::to_string(reps);
+  const auto native = run_command("APP_DEVICE=first " + cmd);
+  REQUIRE(native.rc == 0);
+  const auto r = run_command("APP_DEVICE=first '" + dop::test::dop_binary() +
+                             "' exec --cpu pocl:1 --gpu pocl:0 --memory copy --config 0.5,0.5 --log -- " + cmd);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  const auto got = summary(r.out);
+  REQUIRE(got.count("check"));
+  CHECK(got.at("check") == "ok");
+  CHECK(got.at("checksum") == summary(native.out).at("checksum"));
+  CHECK(r.out.find("flushed=") == std::string::npos);
+  auto count = [](const std::string& line, const std::string& key) {
+    const size_t p = line.find(" " + key + "=");
+    return p == std::string::npos ? size_t(0) : size_t(std::stoull(line.substr(p + key.size() + 2)));
+  };
+  int absorbed = 0, launches = 0, reads = 0;
+  size_t cpu_wg = 0, gpu_wg = 0;  // of the last launch
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("absorbed=" + std::to_string(bytes) + " ") != std::string::npos) ++absorbed;
+    if (line.find("kernel=triad") != std::string::npos && line.find("route=dop") != std::string::npos) {
+      ++launches;
+      cpu_wg = count(line, "cpu_wg");
+      gpu_wg = count(line, "gpu_wg");
+      if (cpu_wg > 0) ++reads;  // the read after it involves dop's copy
+    }
+    const size_t p = line.find("dop-intercept: read=");
+    if (p == std::string::npos) continue;
+    INFO(line << " after a launch with cpu_wg=" << cpu_wg << " gpu_wg=" << gpu_wg);
+    CHECK(count(line.substr(p + 14), "read") == bytes);  // " read=..."
+    CHECK(count(line, "from_dop") + count(line, "from_app") == bytes);
+    CHECK(count(line, "from_dop") > 0);
+    CHECK((count(line, "from_app") > 0) == (gpu_wg > 0));
+    --reads;
+  }
+  CHECK(launches == reps);
+  CHECK(reads == 0);                  // one read line after each launch in which the CPU ran work-groups
+  CHECK(absorbed == 2 * (reps - 1));  // b and c at every step after the first launch
+}
 
 // The application's queue on dop's GPU in copy mode, both devices: dop's GPU part runs on the application's own
 // buffers, and (where the kernel has a footprint: an analysis build, or bundles) each device's chunks get only what

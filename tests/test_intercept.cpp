@@ -167,7 +167,7 @@ TEST_CASE("intercept: buffers stay where they are between launches and the appli
     REQUIRE(r.rc == 0);
     CHECK(r.out.find("resid: OK") != std::string::npos);
     const auto inc = log_lines(r.out, "inc");
-    REQUIRE(inc.size() == 7);
+    REQUIRE(inc.size() == 8);
     if (std::string(c.text) == "1,0") {  // the application's own device (pocl:0), in whole: the real enqueue
       for (const auto& l : inc) CHECK(field(l, "route") == "native");
       continue;
@@ -177,6 +177,14 @@ TEST_CASE("intercept: buffers stay where they are between launches and the appli
     CHECK(number(inc[0], "fetched") == 64 * 1024 * 4 + 4);
     CHECK(number(inc[1], "fetched") == 0);
     CHECK(number(inc[2], "fetched") == 0);
+    // The application's writes to buffers dop's launches used go into dop's copies: the parameter, a's quarter and
+    // b's first 16 elements; b's quarter behind a user event not yet set at its enqueue goes to the application's
+    // buffer, in its wait list.
+    std::vector<long> absorbed;
+    for (size_t p = r.out.find("dop-intercept: absorbed="); p != std::string::npos;
+         p = r.out.find("dop-intercept: absorbed=", p + 1))
+      absorbed.push_back(number(r.out.substr(p, r.out.find('\n', p) - p), "absorbed"));
+    CHECK(absorbed == std::vector<long>{4, 64 * 1024, 64});
   }
 }
 
@@ -356,8 +364,8 @@ TEST_CASE("intercept: with the application on dop's GPU, dop's GPU part works on
     REQUIRE(r.rc == 0);
     CHECK(r.out.find("resid: OK") != std::string::npos);
     const auto inc = log_lines(r.out, "inc"), blend = log_lines(r.out, "blend");
-    REQUIRE(inc.size() == 7);
-    REQUIRE(blend.size() == 2);
+    REQUIRE(inc.size() == 8);
+    REQUIRE(blend.size() == 3);
     if (cfg == "0,1") {
       for (const auto& l : inc) CHECK(field(l, "route") == "native");
       continue;
@@ -632,14 +640,19 @@ TEST_CASE("intercept: a launch fetches and leaves stale only its footprint's sli
       CHECK(number(l, "fetched") == 2 * part);  // x's write range (kept right where the kernel skips) and y's slice
       CHECK(number(l, "wrote") == part);
     }
-    // The read of x's first quarter (before every slice) flushes nothing; the whole read flushes the slice only.
-    size_t flushes = 0;
-    for (size_t p = r.out.find("dop-intercept: flushed="); p != std::string::npos;
-         p = r.out.find("dop-intercept: flushed=", p + 1)) {
+    // The read of x's first quarter (before every slice) is the application's alone; the whole read takes the slices
+    // written so far from dop's copy and the rest from the application's buffer, and nothing is flushed.
+    CHECK(r.out.find("dop-intercept: flushed=") == std::string::npos);
+    size_t splits = 0;
+    for (size_t p = r.out.find("dop-intercept: read="); p != std::string::npos;
+         p = r.out.find("dop-intercept: read=", p + 1)) {
       const std::string line = r.out.substr(p, r.out.find('\n', p) - p);
-      if (flushes++ < 3) CHECK(number(line, "flushed") == part);
+      const long from_dop = ++splits <= 3 ? long(splits) * part : x;  // after scatter: dop's copy of x is current whole
+      CHECK(number(line, "read") == x);
+      CHECK(number(line, "from_dop") == from_dop);
+      CHECK(number(line, "from_app") == x - from_dop);
     }
-    CHECK(flushes == 3);  // after scatter dop's copy of x is current whole: the read is served from it
+    CHECK(splits == 4);
     // scatter: x whole (what the slices did not fetch) and idx's slice; every byte of x may have been written.
     CHECK(number(sc[0], "fetched") == x - 3 * part + part);
     CHECK(number(sc[0], "wrote") == x);

@@ -1,17 +1,39 @@
 /* stream: the STREAM triad a = b + s c, memory-bound, on large float arrays: a few launches with s = 1, 2, ... The
  * inputs are small integers, so that every product and sum is exact in single precision whether or not a device
- * fuses them: the result is bit-exact everywhere, and the host checks it exactly. */
+ * fuses them: the result is bit-exact everywhere, and the host checks it exactly.
+ * With --host the data comes from the host at every step, as in an application that processes batches: each step
+ * writes new b and c (clEnqueueWriteBuffer), launches, and reads a back (blocking), and the host checks it; the timed
+ * section is the steps' OpenCL calls (the host's making and checking of each batch is not timed). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "app_common.h"
 
-enum { P_N, P_REPS, P_COUNT };
+enum { P_N, P_REPS, P_HOST, P_COUNT };
+
+/* Batch r's inputs: small integers (b + s c stays below 2^24, exact in single precision). */
+static void make_batch(float* b, float* c, int n, long r) {
+  for (int i = 0; i < n; ++i) {
+    b[i] = (float)((i + r) % 1024);
+    c[i] = (float)((i * 7 + r) % 1000);
+  }
+}
+
+/* Whether a = b + s c everywhere; says where not. */
+static int check_triad(const float* a, const float* b, const float* c, float s, int n) {
+  for (int i = 0; i < n; ++i)
+    if (a[i] != b[i] + s * c[i]) {
+      fprintf(stderr, "stream: a[%d] is %.9g, the host says %.9g\n", i, a[i], b[i] + s * c[i]);
+      return 0;
+    }
+  return 1;
+}
 
 int main(int argc, char** argv) {
   app_param params[P_COUNT] = {
       {"n", {1L << 20, 1L << 24, 1L << 27}, "floats per array", 0, 0},
       {"reps", {5, 10, 10}, "launches", 0, 0},
+      {"host", {0, 0, 0}, "the inputs written and the result read at every step", 1, 0},
   };
   app_t app;
   app_init(&app, "stream", "the STREAM triad on large arrays, a few launches", argc, argv, params, P_COUNT);
@@ -23,10 +45,7 @@ int main(int argc, char** argv) {
 
   float* b = app_alloc(bytes);
   float* c = app_alloc(bytes);
-  for (int i = 0; i < n; ++i) {
-    b[i] = (float)(i % 1024);
-    c[i] = (float)((i * 7) % 1000);
-  }
+  make_batch(b, c, n, 0);
 
   cl_program program = app_build(&app, "");
   cl_kernel kernel = app_kernel(program, "triad");
@@ -40,6 +59,33 @@ int main(int argc, char** argv) {
   CL_CHECK(clSetKernelArg(kernel, 4, sizeof n, &n));
   const size_t global = (size_t)n;
 
+  if (params[P_HOST].value) {
+    float* a = app_alloc(bytes);
+    double kernel_ms = 0;
+    int ok = 1;
+    uint64_t checksum = APP_HASH_INIT;
+    for (long r = 0; r < reps && ok; ++r) {
+      make_batch(b, c, n, r);
+      const float s = (float)(r + 1);
+      const double t0 = app_now_ms();
+      CL_CHECK(clEnqueueWriteBuffer(app.queue, d_b, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
+      CL_CHECK(clEnqueueWriteBuffer(app.queue, d_c, CL_FALSE, 0, bytes, c, 0, NULL, NULL));
+      CL_CHECK(clSetKernelArg(kernel, 3, sizeof s, &s));
+      CL_CHECK(clEnqueueNDRangeKernel(app.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
+      CL_CHECK(clEnqueueReadBuffer(app.queue, d_a, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
+      kernel_ms += app_now_ms() - t0;
+      ok = check_triad(a, b, c, s, n);
+      checksum = app_hash(checksum, a, bytes);
+    }
+    app_release_buffers(3, d_a, d_b, d_c);
+    CL_CHECK(clReleaseKernel(kernel));
+    CL_CHECK(clReleaseProgram(program));
+    free(a);
+    free(b);
+    free(c);
+    return app_finish(&app, reps, kernel_ms, ok, checksum, 1);
+  }
+
   const double t0 = app_now_ms();
   for (long r = 0; r < reps; ++r) {
     const float s = (float)(r + 1);
@@ -49,13 +95,7 @@ int main(int argc, char** argv) {
   double kernel_ms = 0;
   float* a = app_read_result(&app, d_a, bytes, t0, &kernel_ms);
 
-  int ok = 1;
-  const float s = (float)reps;
-  for (int i = 0; i < n && ok; ++i)
-    if (a[i] != b[i] + s * c[i]) {
-      fprintf(stderr, "stream: a[%d] is %.9g, the host says %.9g\n", i, a[i], b[i] + s * c[i]);
-      ok = 0;
-    }
+  const int ok = check_triad(a, b, c, (float)reps, n);
   const uint64_t checksum = app_hash(APP_HASH_INIT, a, bytes);
 
   app_release_buffers(3, d_a, d_b, d_c);

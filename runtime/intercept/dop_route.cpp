@@ -220,7 +220,10 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   }
   hand_back();
   for (size_t i = 0; i < es.args.size(); ++i)
-    if (states[i]) give_back(i);
+    if (states[i]) {
+      give_back(i);
+      states[i]->with_dop = true;  // the application's next writes of it go to dop's copy (absorb_write)
+    }
   d.config = r.config;
   ++entry.launches;
   const auto t2 = Clock::now();

@@ -69,6 +69,44 @@ cl_int served(cl_command_queue queue, cl_uint n, const cl_event* list, cl_event*
   return real_clEnqueueMarkerWithWaitList(queue, n, list, event);
 }
 
+// Whether every event of a wait list has completed (an inconsistent list is left for the real call to report).
+bool events_complete(cl_uint n, const cl_event* list) {
+  if ((n == 0) != (list == nullptr)) return false;
+  for (cl_uint i = 0; i < n; ++i) {
+    cl_int status = CL_QUEUED;
+    if (clGetEventInfo(list[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS ||
+        status != CL_COMPLETE)
+      return false;
+  }
+  return true;
+}
+
+// Whether [offset, offset + size) lies within a buffer of `bytes` (without overflowing).
+bool within(size_t offset, size_t size, size_t bytes) { return size <= bytes && offset <= bytes - size; }
+
+// A read split between dop's copy (already copied into `ptr` by read_stale_from_shadow) and the application's: the
+// `gaps` read from the application's buffer, one event for the whole (a marker after the gaps' reads).
+cl_int read_gaps(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, void* ptr,
+                 const std::vector<RangeSet::Range>& gaps, cl_uint n, const cl_event* list, cl_event* event) {
+  REAL(clEnqueueReadBuffer);
+  REAL(clEnqueueMarkerWithWaitList);
+  REAL(clWaitForEvents);
+  std::vector<cl_event> reads;
+  cl_int r = CL_SUCCESS;
+  for (const auto& [b, e] : gaps) {
+    cl_event ev = nullptr;
+    r = real_clEnqueueReadBuffer(queue, buffer, CL_FALSE, b, e - b, static_cast<unsigned char*>(ptr) + (b - offset), n,
+                                 list, &ev);
+    if (r != CL_SUCCESS) break;
+    reads.push_back(ev);
+  }
+  if (r == CL_SUCCESS && event)
+    r = real_clEnqueueMarkerWithWaitList(queue, cl_uint(reads.size()), reads.empty() ? nullptr : reads.data(), event);
+  if (r == CL_SUCCESS && blocking && !reads.empty()) r = real_clWaitForEvents(cl_uint(reads.size()), reads.data());
+  release_events(reads);
+  return r;
+}
+
 }  // namespace
 }  // namespace dop::intercept
 
@@ -84,16 +122,34 @@ DOP_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue queue, cl_mem buffer, cl_
   if (t_inside) return real(n, list);
   auto st = buffer_state(buffer, false);
   if (!st) return real(n, list);
-  bool from_shadow = false;
+  // Bytes only dop's copy holds are copied from it; the rest is read from the application's buffer (a read wholly
+  // in dop's copy is served from it). Nothing is flushed for a read that fits the buffer.
+  bool from_shadow = false, split = false;
+  std::vector<dop::RangeSet::Range> gaps;
   const cl_int r = after_steps(
       n, list,
       [&](std::vector<cl_event>& flushes) {
         Inside guard;
         auto l = when_idle(*st);
-        from_shadow = ptr && offset + size <= st->size && read_from_shadow(*st, offset, offset + size, ptr);
-        if (!from_shadow) flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);
+        if (ptr && within(offset, size, st->size)) {
+          from_shadow = read_from_shadow(*st, offset, offset + size, ptr);
+          if (!from_shadow && st->stale.intersects(offset, offset + size)) {
+            gaps = read_stale_from_shadow(*st, offset, offset + size, ptr);
+            split = true;
+          }
+        }
+        if ((from_shadow || split) && log_enabled()) {
+          size_t from_app = 0;
+          for (const auto& [b, e] : gaps) from_app += e - b;
+          log_line("read=" + std::to_string(size) + " from_dop=" + std::to_string(size - from_app) +
+                   " from_app=" + std::to_string(from_app) + " (dop's results read from dop's copy)");
+        }
+        if (!from_shadow && !split) flush_stale(*st, queue, offset, std::min(offset + size, st->size), flushes);
       },
-      [&](cl_uint k, const cl_event* l) { return from_shadow ? served(queue, k, l, event) : real(k, l); });
+      [&](cl_uint k, const cl_event* l) {
+        if (from_shadow) return served(queue, k, l, event);
+        return split ? read_gaps(queue, buffer, blocking, offset, ptr, gaps, k, l, event) : real(k, l);
+      });
   return r;
 }
 
@@ -119,10 +175,22 @@ DOP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl
                                        size_t size, const void* ptr, cl_uint n, const cl_event* list, cl_event* event) {
   REAL(clEnqueueWriteBuffer);
   if (!real_clEnqueueWriteBuffer) return CL_INVALID_OPERATION;
-  if (!t_inside) {
-    std::vector<cl_event> none;
-    before_command(queue, buffer, offset, offset + size, true, true, none);
+  if (t_inside) return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
+  // To a buffer that lives with dop, a write whose wait list has completed goes into dop's copy (absorb_write): done
+  // now, as a blocking write would be; its event completes after the queue's earlier commands.
+  if (auto st = buffer_state(buffer, false); st && ptr && within(offset, size, st->size) && events_complete(n, list)) {
+    bool absorbed = false;
+    try {
+      Inside guard;
+      auto l = when_idle(*st);
+      absorbed = absorb_write(*st, queue, offset, offset + size, ptr);
+    } catch (const dop::cl::Error& e) {
+      return e.code();
+    }
+    if (absorbed) return served(queue, n, list, event);
   }
+  std::vector<cl_event> none;
+  before_command(queue, buffer, offset, offset + size, true, true, none);
   return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
 }
 

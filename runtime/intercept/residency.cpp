@@ -130,8 +130,15 @@ void app_writes(BufferState& st, size_t lo, size_t hi, bool exact) {
 
 bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst) {
   if (lo >= hi || !st.stale.intersects(lo, hi) || !st.host_valid.covers(lo, hi)) return false;
-  std::memcpy(dst, static_cast<const unsigned char*>(st.shadow.data()) + lo, hi - lo);
+  copy_bytes(dst, static_cast<const unsigned char*>(st.shadow.data()) + lo, hi - lo);
   return true;
+}
+
+std::vector<RangeSet::Range> read_stale_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst) {
+  const auto* base = static_cast<const unsigned char*>(st.shadow.data());
+  for (const auto& [b, e] : st.stale.within(lo, hi))
+    copy_bytes(static_cast<unsigned char*>(dst) + (b - lo), base + b, e - b);
+  return st.stale.missing(lo, hi);
 }
 
 namespace {
@@ -152,6 +159,19 @@ void keep_flush_queue(BufferState& st, cl_command_queue queue) {
 }
 
 }  // namespace
+
+bool absorb_write(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, const void* src) {
+  if (!st.with_dop || st.eager || st.shadow.bytes != st.size || !src || lo >= hi || hi > st.size) return false;
+  wait_flushes(st);  // writes from dop's copy still in flight may be reading these bytes
+  copy_bytes(static_cast<unsigned char*>(st.shadow.data()) + lo, src, hi - lo);
+  st.host_valid.add(lo, hi);
+  st.stale.add(lo, hi);
+  if (!st.flush_queue) keep_flush_queue(st, queue);
+  if (log_enabled())
+    log_line("absorbed=" + std::to_string(hi - lo) + " buffer_bytes=" + std::to_string(st.size) +
+             " (the application's write kept in dop's copy)");
+  return true;
+}
 
 size_t bytes_in(const RangeSet& r, size_t lo, size_t hi) {
   size_t n = 0;
@@ -232,6 +252,7 @@ void flush_and_drop_all(cl_command_queue queue) {
     auto l = when_idle(*st);
     flush_all(*st, queue);
     st->host_valid.clear();
+    st->with_dop = false;
   }
 }
 
@@ -258,6 +279,7 @@ void before_real_kernel(cl_command_queue queue, const KernelBuffers& kb, std::ve
     if (!st) continue;
     auto l = when_idle(*st);
     flush_stale(*st, queue, 0, st->size, waits);
+    st->with_dop = false;
     if (!(flags & CL_MEM_READ_ONLY)) app_writes(*st, 0, st->size, false);
   }
 }

@@ -37,6 +37,8 @@ struct BufferState {
   ArgData shadow;  // dop's host copy, page-aligned; allocated at the first dop launch
   RangeSet host_valid;
   RangeSet stale;
+  /// The last kernel that used the buffer ran on dop's route: the application's writes go into dop's copy.
+  bool with_dop = false;
   cl_command_queue flush_queue = nullptr;  // retained: the queue of the dop launch that made bytes stale
   std::vector<cl_event> flushes;           // non-blocking writes from `shadow` still in flight
 };
@@ -65,6 +67,18 @@ void app_writes(BufferState& st, size_t lo, size_t hi, bool exact);
 /// Reads [lo, hi) from dop's copy into `dst` when that copy is current there and the application's is not (the
 /// result of a dop launch not yet flushed); false when the application's copy must serve. Call with st.m held.
 bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst);
+
+/// The application writes [lo, hi) from `src` (its write's wait list complete) to a buffer that lives with dop: the
+/// last kernel that used it ran on dop's route, dop's copy exists and the buffer is not eager. The bytes go into
+/// dop's copy (a host copy, by several threads for large writes: dop/spec.hpp copy_bytes) and the application's copy
+/// becomes stale there, to be flushed when something of the application's needs them; the next dop launch finds its
+/// inputs on the host, and sends the GPU only its part. Returns false, having done nothing, otherwise: the write goes
+/// to the application's buffer. Call with st.m held.
+bool absorb_write(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, const void* src);
+/// For a read of [lo, hi) into `dst` (byte b at dst + b - lo): copies the bytes only dop's copy holds (dop's results
+/// not yet flushed) from it, and returns the parts of [lo, hi) left for the application's copy to serve. Call with
+/// st.m held.
+std::vector<RangeSet::Range> read_stale_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst);
 
 /// The bytes of one buffer a dop launch may read and may write, [lo, hi) each (empty when lo >= hi), from the
 /// kernel's footprint where it bounds the buffer for this launch; `whole`: it does not, every byte may be both.

@@ -527,11 +527,15 @@ void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& init
     if (s->access == Access::write && !outputs) continue;
     if (args[i].storage.size() != initial[i].storage.size())
       throw std::invalid_argument("reset_writable: sizes differ");
-    parallel_range(args[i].storage.size(), [&](size_t b, size_t e) {
-      std::copy(initial[i].storage.begin() + std::ptrdiff_t(b), initial[i].storage.begin() + std::ptrdiff_t(e),
-                args[i].storage.begin() + std::ptrdiff_t(b));
-    });
+    copy_bytes(args[i].storage.data(), initial[i].storage.data(), args[i].storage.size() * sizeof(uint64_t));
   }
+}
+
+void copy_bytes(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  parallel_range(bytes, [&](size_t b, size_t e) {
+    std::memcpy(static_cast<unsigned char*>(dst) + b, static_cast<const unsigned char*>(src) + b, e - b);
+  });
 }
 
 void fill_buffer(ArgData& a, const Init& in) {

@@ -464,6 +464,32 @@ static int resid(cl_command_queue q, int n) {
   }
   CHECK(clEnqueueReadBuffer(q, ds, CL_TRUE, 0, bytes / G, s, 0, NULL, NULL));
   bad |= resid_check("real kernel after dop launches", s, want_s, n / G);
+  /* Writes between launches: part of a after the real kernel used it (its own buffer takes the write), part of b
+   * after dop's launches did (dop's copy may take it), once behind a user event set after the enqueue, then a
+   * blocking write of b's first elements; both kernels run again and both buffers are read. */
+  for (int i = n / 4; i < n / 2; ++i) {
+    a[i] = i % 77;
+    b[i] = i % 55 - 20;
+  }
+  const size_t quarter = bytes / 4;
+  CHECK(clEnqueueWriteBuffer(q, da, CL_FALSE, quarter, quarter, a + n / 4, 0, NULL, NULL));
+  cl_event user = clCreateUserEvent(ctx, &err);
+  CHECK(err);
+  CHECK(clEnqueueWriteBuffer(q, db, CL_FALSE, quarter, quarter, b + n / 4, 1, &user, &ev));
+  CHECK(clSetUserEventStatus(user, CL_COMPLETE));
+  CHECK(clWaitForEvents(1, &ev));
+  CHECK(clReleaseEvent(ev));
+  CHECK(clReleaseEvent(user));
+  for (int i = 0; i < 16; ++i) b[i] = 1000 + i;
+  CHECK(clEnqueueWriteBuffer(q, db, CL_TRUE, 0, 16 * sizeof(int), b, 0, NULL, NULL));
+  CHECK(clEnqueueNDRangeKernel(q, inc, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) a[i] += p;
+  CHECK(clEnqueueNDRangeKernel(q, mix, 1, NULL, &global, &local, 0, NULL, NULL));
+  for (int i = 0; i < n; ++i) b[i] = a[i] * k + b[i];
+  CHECK(clEnqueueReadBuffer(q, db, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("written between launches: b", got, b, n);
+  CHECK(clEnqueueReadBuffer(q, da, CL_TRUE, 0, bytes, got, 0, NULL, NULL));
+  bad |= resid_check("written between launches: a", got, a, n);
   /* An out-of-order queue: mix after inc by an event. */
   cl_command_queue ooo = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
   if (err == CL_SUCCESS) {

@@ -201,6 +201,9 @@ void fill_buffer(ArgData& a, const Init& init);
 /// read_write buffers always, write-only buffers when `outputs` is set. Both must come from make_args of the same
 /// spec.
 void reset_writable(std::vector<ArgData>& args, const std::vector<ArgData>& initial, bool outputs = true);
+/// memcpy for host data: sizes of 1 MiB and more are copied by several threads (one per MiB, at most one per hardware
+/// thread), so that a large copy gets the memory bandwidth of several cores rather than one's.
+void copy_bytes(void* dst, const void* src, size_t bytes);
 
 /// A CPU reference: given the initialised arguments, overwrite the output buffers with the expected results.
 using ReferenceFn = std::function<void(const Spec& spec, std::vector<ArgData>& args)>;
