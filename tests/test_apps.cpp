@@ -1,6 +1,7 @@
 // The applications of benchmarks/apps/ (plain C, linked only against OpenCL) natively and under `dop exec`: every
 // run checks its own results, the bit-exact ones give the same checksum under dop at 1,0, 0,1 and 1,1 as natively,
 // dop's log shows which launches dop ran and which fell back (and why); and the driver run_apps.sh.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -202,6 +203,43 @@ TEST_CASE("apps: a host-streaming application's writes go to dop's copy, its rea
   CHECK(launches == reps);
   CHECK(reads == 0);                  // one read line after each launch in which the CPU ran work-groups
   CHECK(absorbed == 2 * (reps - 1));  // b and c at every step after the first launch
+}
+
+// Under auto, stream --host's launches are fed from the host (its writes cover its buffers before each launch): the
+// model is told the data is in host memory (`data=host fed=host`), and where the model's choice is dop's way, that way
+// runs once untimed (`auto=warm-up`: the application's writes before it went to its own buffers) and is timed at the
+// class's next launch, over the step (from the application's first write), against the application's device timed
+// the same way. Whichever wins here, every result is exact.
+TEST_CASE("apps: under auto a host-fed class is decided as host data and dop's way is warmed up before it is timed",
+          "[apps]") {
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/models/h100-xeon16/gbt.json";
+  const std::string cmd = "'" + kApps + "/stream' --host --n 262144 --reps 12";
+  const auto native = run_command("APP_DEVICE=first " + cmd);
+  REQUIRE(native.rc == 0);
+  const auto r = run_command("APP_DEVICE=first DOP_AUTO_EXPLORE_MS=1 '" + dop::test::dop_binary() +
+                             "' exec --config auto --model '" + model +
+                             "' --cpu pocl:1 --gpu pocl:0 --memory copy --log -- " + cmd);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(summary(r.out).at("checksum") == summary(native.out).at("checksum"));
+  std::vector<std::string> ways;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("kernel=triad") == std::string::npos) continue;
+    CHECK(line.find(" data=host fed=host ") != std::string::npos);
+    const size_t p = line.find(" auto=");
+    REQUIRE(p != std::string::npos);
+    ways.push_back(line.substr(p + 6, line.find(' ', p + 6) - p - 6));
+  }
+  REQUIRE(ways.size() == 12);
+  const auto warm = std::find(ways.begin(), ways.end(), "warm-up");
+  if (warm == ways.end()) {  // the model chose the application's device: nothing to try
+    for (const auto& w : ways) CHECK(w == "native");
+    return;
+  }
+  REQUIRE(warm + 1 != ways.end());
+  CHECK(*(warm + 1) == "model");                           // dop's way timed at the launch after its warm-up
+  CHECK(std::find(ways.begin(), warm, "native") != warm);  // the application's device first
 }
 
 // The application's queue on dop's GPU in copy mode, both devices: dop's GPU part runs on the application's own

@@ -275,6 +275,10 @@ int count_launch(DopState::Measured& m, Clock::time_point now) {
 // stalls the application's pipeline, so a short run pays none), then the model's choice, and each launch runs the
 // faster way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the
 // faster, and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
+// A class fed from the host (Decision::host_fed) is timed over the step (from the application's first write of its
+// inputs), and dop's way is timed only at its second launch in a row: at the first, after launches on the
+// application's device, the application's writes went to its own buffers and dop must fetch them, which is not what
+// dop's way costs once its copies take the writes.
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
@@ -282,7 +286,11 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   const bool budget_spent = exploration_budget_spent(s, m, now);
   const int launch = count_launch(m, now);
   bool native;
-  if (m.dop_n == 0 && s.native_first) {
+  if (m.time_dop_next) {  // dop's way warmed up at the class's last launch
+    m.time_dop_next = false;
+    native = false;
+    d.timed = true;
+  } else if (m.dop_n == 0 && s.native_first) {
     d.timed = budget_spent;  // the application's device once, then the model's choice
     native = !budget_spent || m.native_n == 0;
   } else if (m.native_n == 0 && m.dop_n == 0) {
@@ -297,9 +305,15 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
     if (d.timed) m.next_check = launch + (m.interval *= 2);
     native = native_wins != d.timed;
   }
+  const bool warm_up = !native && d.timed && d.host_fed && m.last_native;
+  if (warm_up) {
+    d.timed = false;
+    m.time_dop_next = true;
+  }
+  m.last_native = native;
   d.native = native;
   if (native) d.config = native_config;
-  d.way = m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
+  d.way = warm_up ? "warm-up" : m.native_n > 0 && m.dop_n > 0 ? "measured" : native ? "native" : "model";
 }
 
 // The configuration that is the device `dev` in whole, when it is one of dop's devices.
@@ -346,9 +360,15 @@ void run_before_model(DopState& s, const DopState::ClassMemo& c, const Config& o
 // a CPU device's buffers are. Part of the launch class: the same kernel decides anew when its data moves. A dop
 // launch's CPU part runs on dop's host copies (residency.hpp), its GPU part on the application's buffers where the
 // queue is on dop's GPU (dop_route.cpp); where moving the data makes the model's choice slower than the
-// application's device, the measured check (check_against_native) finds it.
-bool data_on_gpu(const DopState& s, cl_device_id dev, const KernelBuffers& kb) {
-  return s.sel.gpu && dev == s.sel.gpu->device && app_copies_current(kb);
+// application's device, the measured check (check_against_native) finds it. A launch whose buffers the application
+// has just written from host memory (at least half of their bytes since a kernel last used them: an application that
+// feeds every step from the host) has its data in host memory, whatever its buffers hold by then: each step's data
+// crosses from the host, and where it goes is what is decided (once dop's way has run, dop's copies take the
+// application's writes: absorb_write in residency.hpp). Sets d.host_fed.
+bool data_on_gpu(const DopState& s, cl_device_id dev, const KernelBuffers& kb, Decision& d) {
+  d.host_fed = kb.fed_bytes > 0 && 2 * kb.fed_bytes >= kb.bytes;
+  if (d.host_fed) d.fed_since = kb.fed_since;
+  return !d.host_fed && s.sel.gpu && dev == s.sel.gpu->device && app_copies_current(kb);
 }
 
 // A launch decided by its class's memo (s.m held). What only a dop launch needs (its executor, spec and key) is
@@ -493,7 +513,7 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   const cl_device_id dev = queue_device(queue);
   std::string ckey;
   if (const std::string gone = launch_class(s, kernel, plan, work_dim, global, local, ckey); !gone.empty()) return gone;
-  d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb);
+  d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb, d);
   ckey += d.data_on_gpu ? 'g' : 'h';
   d.key = launch_key(plan, work_dim);
   {
@@ -578,7 +598,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     kernel_buffers(t, k->second, kb);
   }
   const cl_device_id dev = queue_device(queue);
-  d.data_on_gpu = s.auto_config && data_on_gpu(s, dev, kb);  // read-only once ready
+  d.data_on_gpu = s.auto_config && data_on_gpu(s, dev, kb, d);  // s read-only once ready
   key += d.data_on_gpu ? 'g' : 'h';
   {
     std::lock_guard<std::mutex> l(s.m);

@@ -9,6 +9,7 @@
 #include <CL/cl.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,9 @@ struct BufferInfo {
   cl_mem_flags flags = 0;
   bool aliased = false;  // a sub-buffer or an image over it exists: dop's results are never left stale in it
   std::shared_ptr<BufferState> state;  // dop's host copy and what is valid where; made at the first dop launch
+  // What the application wrote from host memory since a kernel last used the buffer (note_host_write), and since when.
+  size_t fed_bytes = 0;
+  std::chrono::steady_clock::time_point fed_since{};
 };
 
 struct Tables {
@@ -111,10 +115,20 @@ Tables& tables();  // never destroyed: the application may call OpenCL from its 
 struct KernelBuffers {
   bool known = false;
   std::vector<std::pair<cl_mem, cl_mem_flags>> mems;
+  // The application's writes from host memory into these buffers since a kernel last used them (note_host_write):
+  // their bytes, the buffers' bytes, and the earliest write's time.
+  size_t fed_bytes = 0, bytes = 0;
+  std::chrono::steady_clock::time_point fed_since{};
 };
 KernelBuffers kernel_buffers(cl_kernel k);
 // The same for a kernel found in the tables (t.m held), into `kb` (its vector's capacity kept).
 void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
+
+/// The application writes `bytes` of the buffer `m` from host memory (clEnqueueWriteBuffer[Rect]): the launches
+/// that use it next find their data fed from the host (KernelBuffers::fed_bytes). Untracked buffers are ignored.
+void note_host_write(cl_mem m, size_t bytes);
+/// A kernel is about to use these buffers: the writes noted for them are spent. Cheap when there are none.
+void clear_host_writes(const KernelBuffers& kb);
 
 // The application releases a queue: its handle may come back as another queue's (queue_device's cache, state.cpp).
 void forget_queue_devices();

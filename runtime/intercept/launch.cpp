@@ -44,7 +44,9 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
   if (d.automatic)
     line += std::string(" auto=") + d.way + (d.model ? std::string(" model=") + d.model : "") +
             " decide_us=" + fmt_ms(d.decide_us) + (d.known_class ? " class=known" : " class=new") +
-            (d.data_on_gpu ? " data=gpu" : " data=host");
+            (d.data_on_gpu ? " data=gpu"
+             : d.host_fed  ? " data=host fed=host"
+                           : " data=host");
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
   line += " enqueue_ms=" + fmt_ms(enqueue_ms) + " call_us=" + fmt_ms(ms_between(entered, Clock::now()) * 1e3);
@@ -106,6 +108,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   auto fallback = [&](const std::string& reason) {
     try {
       log_line("kernel=" + plan.kernel_name + " fallback: " + reason);
+      clear_host_writes(kb);
     } catch (...) {
     }
     return enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
@@ -126,13 +129,18 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
       return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
     }
   }
+  try {
+    clear_host_writes(kb);  // this launch spends them
+  } catch (...) {
+  }
   if (d.native) {
     if (d.timed) clFinish(command_queue);  // a timed launch starts on an idle queue and is timed to its end
     if (!d.timed && !log_enabled())
       return enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
     const auto t = Clock::now();
     const cl_int r = enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
-    if (d.timed && r == CL_SUCCESS && clFinish(command_queue) == CL_SUCCESS) d.ran_ms = ms_between(t, Clock::now());
+    if (d.timed && r == CL_SUCCESS && clFinish(command_queue) == CL_SUCCESS)
+      d.ran_ms = ms_between(d.host_fed ? std::min(d.fed_since, t) : t, Clock::now());  // host-fed: the step's time
     try {
       Inside guard;
       record_time(dop_state(), d);

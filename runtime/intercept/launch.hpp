@@ -68,6 +68,8 @@ struct DopState {
     double native_ms = 0, dop_ms = 0;  // the latest timed launch each way
     int native_n = 0, dop_n = 0, launches = 0;
     int interval = 8, next_check = 16;  // when the slower way is timed again
+    bool last_native = true;            // the class's last launch ran on the application's device
+    bool time_dop_next = false;         // dop's way ran untimed to warm up (check_against_native): time the next
     Clock::time_point first;            // the class's first launch: its native launches cannot have taken longer
   };
   std::map<std::string, Measured> measured;
@@ -168,7 +170,12 @@ struct Decision {
   // Under auto, for the log: "later" (the class runs natively before its model is asked: model_deferred in decide.cpp),
   // "asked" (asked at this launch, the class's first after its exploration budget), nullptr otherwise.
   const char* model = nullptr;
-  bool data_on_gpu = false;                // under auto: where the launch's data is (decide.cpp, data_on_gpu)
+  bool data_on_gpu = false;  // under auto: where the launch's data is (decide.cpp, data_on_gpu)
+  // Under auto: the application wrote at least half of the launch's buffer bytes from host memory since a kernel
+  // last used them (KernelBuffers::fed_bytes), the first of those writes at fed_since. A timed launch of such a class
+  // counts from then: its time is the step's, the writes' transfers included.
+  bool host_fed = false;
+  Clock::time_point fed_since{};
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;

@@ -176,6 +176,7 @@ DOP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl
   REAL(clEnqueueWriteBuffer);
   if (!real_clEnqueueWriteBuffer) return CL_INVALID_OPERATION;
   if (t_inside) return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
+  note_host_write(buffer, size);
   // To a buffer that lives with dop, a write whose wait list has completed goes into dop's copy (absorb_write): done
   // now, as a blocking write would be; its event completes after the queue's earlier commands.
   if (auto st = buffer_state(buffer, false); st && ptr && within(offset, size, st->size) && events_complete(n, list)) {
@@ -206,6 +207,7 @@ DOP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer
                                          buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
   };
   if (t_inside) return real(n, list);
+  if (region) note_host_write(buffer, region[0] * region[1] * region[2]);
   const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
   return after_steps(
       n, list,

@@ -2,6 +2,8 @@
 // buffers and the memory objects dop does not run with), recorded by the exported create, set and release entry
 // points, each forwarding to the real implementation first. dop's own objects (created under the guard) are never
 // recorded: a create call under the guard erases any stale entry at the returned address.
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,11 +38,23 @@ Tables& tables() {
   return *t;
 }
 
+// How many buffers hold writes from the host not yet spent by a kernel (note_host_write): while none do, launches
+// look at nothing more than before.
+std::atomic<int> g_fed_buffers{0};
+
+// A buffer's entry goes (t.m held).
+void drop_buffer(Tables& t, cl_mem m) {
+  auto it = t.buffers.find(m);
+  if (it == t.buffers.end()) return;
+  if (it->second.fed_bytes > 0) g_fed_buffers.fetch_sub(1, std::memory_order_relaxed);
+  t.buffers.erase(it);
+}
+
 // A create call made by dop itself: the handle is dop's, so no stale application entry may remain at its address.
 void forget_mem(cl_mem m) {
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
-  t.buffers.erase(m);
+  drop_buffer(t, m);
   t.other_mems.erase(m);
 }
 void forget_kernel(cl_kernel k) {
@@ -59,7 +73,7 @@ void track_other_mem(cl_mem m, const char* what) {
   if (t_inside) return forget_mem(m);
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
-  t.buffers.erase(m);
+  drop_buffer(t, m);
   t.other_mems[m] = what;
 }
 
@@ -69,6 +83,7 @@ void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
   t.other_mems.erase(m);
+  drop_buffer(t, m);
   t.buffers[m] = BufferInfo{size, flags, false, nullptr};
 }
 
@@ -140,12 +155,46 @@ void buffer_aliased(cl_mem parent) {
 void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb) {
   kb.known = k.unsupported.empty();
   kb.mems.clear();
+  kb.fed_bytes = kb.bytes = 0;
+  kb.fed_since = {};
+  const bool fed = g_fed_buffers.load(std::memory_order_relaxed) > 0;
   for (const ArgInfo& a : k.args) {
     if (a.kind == ArgInfo::Kind::unsupported && a.why != "sampler")
       kb.known = false;  // SVM, sub-buffer, image: aliases
     if (a.kind != ArgInfo::Kind::mem) continue;
     auto b = t.buffers.find(a.mem);
-    if (b != t.buffers.end()) kb.mems.emplace_back(a.mem, b->second.flags);
+    if (b == t.buffers.end()) continue;
+    kb.mems.emplace_back(a.mem, b->second.flags);
+    if (!fed) continue;
+    kb.bytes += b->second.size;
+    if (b->second.fed_bytes == 0) continue;
+    if (kb.fed_bytes == 0 || b->second.fed_since < kb.fed_since) kb.fed_since = b->second.fed_since;
+    kb.fed_bytes += std::min(b->second.fed_bytes, b->second.size);
+  }
+}
+
+void note_host_write(cl_mem m, size_t bytes) {
+  if (bytes == 0) return;
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  auto b = t.buffers.find(m);
+  if (b == t.buffers.end()) return;
+  if (b->second.fed_bytes == 0) {
+    b->second.fed_since = std::chrono::steady_clock::now();
+    g_fed_buffers.fetch_add(1, std::memory_order_relaxed);
+  }
+  b->second.fed_bytes += bytes;
+}
+
+void clear_host_writes(const KernelBuffers& kb) {
+  if (kb.fed_bytes == 0) return;
+  auto& t = tables();
+  std::lock_guard<std::mutex> l(t.m);
+  for (const auto& mb : kb.mems) {
+    auto b = t.buffers.find(mb.first);
+    if (b == t.buffers.end() || b->second.fed_bytes == 0) continue;
+    b->second.fed_bytes = 0;
+    g_fed_buffers.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
