@@ -29,6 +29,62 @@ static int check_triad(const float* a, const float* b, const float* c, float s, 
   return 1;
 }
 
+typedef struct {
+  const app_t* app;
+  cl_kernel kernel;
+  cl_mem d_a, d_b, d_c;
+  float *b, *c; /* the host's inputs */
+  int n;
+  long reps;
+  size_t global;
+} stream_t;
+
+typedef struct {
+  double kernel_ms;
+  int ok;
+  uint64_t checksum;
+} result_t;
+
+/* The inputs written once (before the call), then reps launches and one read of the result. */
+static result_t resident(const stream_t* st) {
+  const double t0 = app_now_ms();
+  for (long r = 0; r < st->reps; ++r) {
+    const float s = (float)(r + 1);
+    CL_CHECK(clSetKernelArg(st->kernel, 3, sizeof s, &s));
+    CL_CHECK(clEnqueueNDRangeKernel(st->app->queue, st->kernel, 1, NULL, &st->global, NULL, 0, NULL, NULL));
+  }
+  result_t res = {0, 0, 0};
+  const size_t bytes = (size_t)st->n * sizeof(float);
+  float* a = app_read_result(st->app, st->d_a, bytes, t0, &res.kernel_ms);
+  res.ok = check_triad(a, st->b, st->c, (float)st->reps, st->n);
+  res.checksum = app_hash(APP_HASH_INIT, a, bytes);
+  free(a);
+  return res;
+}
+
+/* --host: each step writes batch r's inputs, launches and reads the result back; only the OpenCL calls are timed. */
+static result_t from_host(const stream_t* st) {
+  const size_t bytes = (size_t)st->n * sizeof(float);
+  cl_command_queue q = st->app->queue;
+  float* a = app_alloc(bytes);
+  result_t res = {0, 1, APP_HASH_INIT};
+  for (long r = 0; r < st->reps && res.ok; ++r) {
+    make_batch(st->b, st->c, st->n, r);
+    const float s = (float)(r + 1);
+    const double t0 = app_now_ms();
+    CL_CHECK(clEnqueueWriteBuffer(q, st->d_b, CL_FALSE, 0, bytes, st->b, 0, NULL, NULL));
+    CL_CHECK(clEnqueueWriteBuffer(q, st->d_c, CL_FALSE, 0, bytes, st->c, 0, NULL, NULL));
+    CL_CHECK(clSetKernelArg(st->kernel, 3, sizeof s, &s));
+    CL_CHECK(clEnqueueNDRangeKernel(q, st->kernel, 1, NULL, &st->global, NULL, 0, NULL, NULL));
+    CL_CHECK(clEnqueueReadBuffer(q, st->d_a, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
+    res.kernel_ms += app_now_ms() - t0;
+    res.ok = check_triad(a, st->b, st->c, s, st->n);
+    res.checksum = app_hash(res.checksum, a, bytes);
+  }
+  free(a);
+  return res;
+}
+
 int main(int argc, char** argv) {
   app_param params[P_COUNT] = {
       {"n", {1L << 20, 1L << 24, 1L << 27}, "floats per array", 0, 0},
@@ -59,50 +115,12 @@ int main(int argc, char** argv) {
   CL_CHECK(clSetKernelArg(kernel, 4, sizeof n, &n));
   const size_t global = (size_t)n;
 
-  if (params[P_HOST].value) {
-    float* a = app_alloc(bytes);
-    double kernel_ms = 0;
-    int ok = 1;
-    uint64_t checksum = APP_HASH_INIT;
-    for (long r = 0; r < reps && ok; ++r) {
-      make_batch(b, c, n, r);
-      const float s = (float)(r + 1);
-      const double t0 = app_now_ms();
-      CL_CHECK(clEnqueueWriteBuffer(app.queue, d_b, CL_FALSE, 0, bytes, b, 0, NULL, NULL));
-      CL_CHECK(clEnqueueWriteBuffer(app.queue, d_c, CL_FALSE, 0, bytes, c, 0, NULL, NULL));
-      CL_CHECK(clSetKernelArg(kernel, 3, sizeof s, &s));
-      CL_CHECK(clEnqueueNDRangeKernel(app.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
-      CL_CHECK(clEnqueueReadBuffer(app.queue, d_a, CL_TRUE, 0, bytes, a, 0, NULL, NULL));
-      kernel_ms += app_now_ms() - t0;
-      ok = check_triad(a, b, c, s, n);
-      checksum = app_hash(checksum, a, bytes);
-    }
-    app_release_buffers(3, d_a, d_b, d_c);
-    CL_CHECK(clReleaseKernel(kernel));
-    CL_CHECK(clReleaseProgram(program));
-    free(a);
-    free(b);
-    free(c);
-    return app_finish(&app, reps, kernel_ms, ok, checksum, 1);
-  }
-
-  const double t0 = app_now_ms();
-  for (long r = 0; r < reps; ++r) {
-    const float s = (float)(r + 1);
-    CL_CHECK(clSetKernelArg(kernel, 3, sizeof s, &s));
-    CL_CHECK(clEnqueueNDRangeKernel(app.queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
-  }
-  double kernel_ms = 0;
-  float* a = app_read_result(&app, d_a, bytes, t0, &kernel_ms);
-
-  const int ok = check_triad(a, b, c, (float)reps, n);
-  const uint64_t checksum = app_hash(APP_HASH_INIT, a, bytes);
-
+  const stream_t st = {&app, kernel, d_a, d_b, d_c, b, c, n, reps, global};
+  const result_t res = params[P_HOST].value ? from_host(&st) : resident(&st);
   app_release_buffers(3, d_a, d_b, d_c);
   CL_CHECK(clReleaseKernel(kernel));
   CL_CHECK(clReleaseProgram(program));
-  free(a);
   free(b);
   free(c);
-  return app_finish(&app, reps, kernel_ms, ok, checksum, 1);
+  return app_finish(&app, reps, res.kernel_ms, res.ok, res.checksum, 1);
 }
