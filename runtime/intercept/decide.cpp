@@ -276,9 +276,10 @@ int count_launch(DopState::Measured& m, Clock::time_point now) {
 // faster way last measured; the slower is timed again after 16, 32, 64, ... launches while it is within 1.5x of the
 // faster, and never again otherwise. DOP_AUTO_FIRST=model starts a class with the model's choice instead.
 // A class fed from the host (Decision::host_fed) is timed over the step (from the application's first write of its
-// inputs), and dop's way is timed only at its second launch in a row: at the first, after launches on the
-// application's device, the application's writes went to its own buffers and dop must fetch them, which is not what
-// dop's way costs once its copies take the writes.
+// inputs). dop's way must find the inputs in dop's copies to be timed for what it costs: the launch on the
+// application's device timed before the model's first try makes the class's buffers take the application's writes
+// from then on (prepare_for_dop); a later try after launches on the application's device (whose writes went to its own
+// buffers) runs untimed once to warm up, and is timed at the class's next launch.
 // Called with s.m held.
 void check_against_native(DopState& s, Decision& d, const Config& native_config) {
   DopState::Measured& m = *d.measured;
@@ -293,6 +294,8 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
   } else if (m.dop_n == 0 && s.native_first) {
     d.timed = budget_spent;  // the application's device once, then the model's choice
     native = !budget_spent || m.native_n == 0;
+    // Host-fed: the writes before the model's first try go to dop's copies already (prepare_for_dop).
+    if (budget_spent && native && d.host_fed) d.prepare_dop = m.prepared = true;
   } else if (m.native_n == 0 && m.dop_n == 0) {
     native = false;  // DOP_AUTO_FIRST=model
     d.timed = true;
@@ -305,7 +308,8 @@ void check_against_native(DopState& s, Decision& d, const Config& native_config)
     if (d.timed) m.next_check = launch + (m.interval *= 2);
     native = native_wins != d.timed;
   }
-  const bool warm_up = !native && d.timed && d.host_fed && m.last_native;
+  const bool warm_up = !native && d.timed && d.host_fed && m.last_native && !m.prepared;
+  if (!native) m.prepared = false;
   if (warm_up) {
     d.timed = false;
     m.time_dop_next = true;

@@ -143,6 +143,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
       d.ran_ms = ms_between(d.host_fed ? std::min(d.fed_since, t) : t, Clock::now());  // host-fed: the step's time
     try {
       Inside guard;
+      if (d.prepare_dop && r == CL_SUCCESS) prepare_for_dop(kb);  // after the real kernel: it let go of dop's copies
       record_time(dop_state(), d);
       log_native(plan, work_dim, global_work_size, local_work_size, d, queue_device(command_queue), dop_state().sel,
                  ms_between(t, Clock::now()), entered);

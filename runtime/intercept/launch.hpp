@@ -70,6 +70,7 @@ struct DopState {
     int interval = 8, next_check = 16;  // when the slower way is timed again
     bool last_native = true;            // the class's last launch ran on the application's device
     bool time_dop_next = false;         // dop's way ran untimed to warm up (check_against_native): time the next
+    bool prepared = false;              // the class's buffers take the application's writes before dop's first try
     Clock::time_point first;            // the class's first launch: its native launches cannot have taken longer
   };
   std::map<std::string, Measured> measured;
@@ -176,6 +177,9 @@ struct Decision {
   // counts from then: its time is the step's, the writes' transfers included.
   bool host_fed = false;
   Clock::time_point fed_since{};
+  // A host-fed class's launch on the application's device after which its first try of dop's way comes: its buffers
+  // are made to take the application's writes from then on (prepare_for_dop), so that the try finds its inputs.
+  bool prepare_dop = false;
   std::shared_ptr<DopState::Entry> entry;  // made for auto decisions and dop launches
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;

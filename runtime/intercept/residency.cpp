@@ -173,6 +173,17 @@ bool absorb_write(BufferState& st, cl_command_queue queue, size_t lo, size_t hi,
   return true;
 }
 
+void prepare_for_dop(const KernelBuffers& kb) {
+  for (const auto& mb : kb.mems) {
+    auto st = buffer_state(mb.first, true);
+    if (!st) continue;
+    auto l = when_idle(*st);
+    if (st->eager) continue;
+    make_shadow(*st);
+    st->with_dop = true;
+  }
+}
+
 size_t bytes_in(const RangeSet& r, size_t lo, size_t hi) {
   size_t n = 0;
   for (const auto& [b, e] : r.within(lo, hi)) n += e - b;

@@ -75,6 +75,9 @@ bool read_from_shadow(BufferState& st, size_t lo, size_t hi, void* dst);
 /// inputs on the host, and sends the GPU only its part. Returns false, having done nothing, otherwise: the write goes
 /// to the application's buffer. Call with st.m held.
 bool absorb_write(BufferState& st, cl_command_queue queue, size_t lo, size_t hi, const void* src);
+/// A host-fed class is about to try dop's way at its next launch (decide.cpp): these buffers get dop's copies (not
+/// filled) and take the application's writes from now on, as after a dop launch. Eager buffers are left alone.
+void prepare_for_dop(const KernelBuffers& kb);
 /// For a read of [lo, hi) into `dst` (byte b at dst + b - lo): copies the bytes only dop's copy holds (dop's results
 /// not yet flushed) from it, and returns the parts of [lo, hi) left for the application's copy to serve. Call with
 /// st.m held.
