@@ -659,7 +659,7 @@ void record_time(DopState& s, const Decision& d) {
   if (!d.timed || d.ran_ms < 0 || !d.measured) return;
   std::lock_guard<std::mutex> l(s.m);
   DopState::Measured& m = *d.measured;
-  (d.native ? m.native_ms : m.dop_ms) = d.ran_ms;  // the latest: a first launch also builds dop's programs
+  (d.native ? m.native_ms : m.dop_ms) = d.ran_ms;  // the latest (dop's without the programs it built)
   ++(d.native ? m.native_n : m.dop_n);
 }
 

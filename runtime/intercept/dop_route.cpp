@@ -240,7 +240,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   }
   if (in_app) fetched = r.d2h_bytes;  // the engine's reads from the application's buffers into dop's host copies
   const auto t3 = Clock::now();
-  d.ran_ms = ms_between(d.host_fed ? std::min(d.fed_since, t1) : t1, t3);  // host-fed: the step's time
+  // The way's time (host-fed: the step's, from the application's first write), less the programs this launch built:
+  // paid once (and then from the cache on disk), they are not what the way costs a launch.
+  d.ran_ms = std::max(0.0, ms_between(d.host_fed ? std::min(d.fed_since, t1) : t1, t3) - r.build_ms);
   const cl_uint work_dim = cl_uint(d.spec->global.size());
   const size_t* global = d.spec->global.data();
   const size_t* local = d.spec->local.empty() ? nullptr : d.spec->local.data();
