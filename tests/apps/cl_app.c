@@ -464,9 +464,9 @@ static int resid(cl_command_queue q, int n) {
   }
   CHECK(clEnqueueReadBuffer(q, ds, CL_TRUE, 0, bytes / G, s, 0, NULL, NULL));
   bad |= resid_check("real kernel after dop launches", s, want_s, n / G);
-  /* Writes between launches: part of a after the real kernel used it (its own buffer takes the write), part of b
-   * after dop's launches did (dop's copy may take it), once behind a user event set after the enqueue, then a
-   * blocking write of b's first elements; both kernels run again and both buffers are read. */
+  /* Writes between launches (dop's copies take them where dop ran the launches before): part of a, part of b behind
+   * a user event set after the enqueue (the application's buffer takes it, in order), then a blocking write of b's
+   * first elements; both kernels run again and both buffers are read. */
   for (int i = n / 4; i < n / 2; ++i) {
     a[i] = i % 77;
     b[i] = i % 55 - 20;
