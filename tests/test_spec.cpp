@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "dop/run_single.hpp"
 #include "dop/spec.hpp"
@@ -214,6 +215,21 @@ TEST_CASE("large buffers fill the same in parallel and reset_writable restores o
   reset_writable(a, initial);
   CHECK(a[0].as<float>()[2999999] == initial[0].as<float>()[2999999]);
   CHECK(a[1].as<int>()[3] == 77);
+}
+
+// copy_bytes splits copies of 1 MiB and more between threads (the interposer's absorbed writes and reads of dop's
+// copies): every byte lands where memcpy would put it, at sizes and offsets that do not divide into the pieces, and
+// nothing outside the destination range is touched.
+TEST_CASE("copy_bytes copies every byte of large and odd-sized ranges, and nothing else") {
+  for (const size_t n : {size_t(0), size_t(1), size_t(4095), size_t(1) << 20, (size_t(5) << 20) + 13}) {
+    std::vector<unsigned char> src(n + 7), dst(n + 16, 0xAB);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + i / 4099);
+    copy_bytes(dst.data() + 5, src.data() + 7, n);
+    INFO("n = " << n);
+    CHECK(std::memcmp(dst.data() + 5, src.data() + 7, n) == 0);
+    for (size_t i = 0; i < 5; ++i) CHECK(dst[i] == 0xAB);
+    for (size_t i = n + 5; i < dst.size(); ++i) REQUIRE(dst[i] == 0xAB);
+  }
 }
 
 TEST_CASE("scalars out of their type's range, counts beyond memory and a directory are refused by field") {
