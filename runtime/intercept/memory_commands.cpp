@@ -165,7 +165,8 @@ DOP_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue queue, cl_mem buffer,
                                         buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, k, l, event);
   };
   if (t_inside) return real(n, list);
-  const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  const auto span = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  const size_t lo = span.first, hi = span.second;  // not a structured binding: lambdas capture them
   return after_steps(
       n, list, [&](std::vector<cl_event>& flushes) { before_command(queue, buffer, lo, hi, false, false, flushes); },
       real);
@@ -208,7 +209,8 @@ DOP_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue queue, cl_mem buffer
   };
   if (t_inside) return real(n, list);
   if (region) note_host_write(buffer, region[0] * region[1] * region[2]);
-  const auto [lo, hi] = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  const auto span = rect_span(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch);
+  const size_t lo = span.first, hi = span.second;  // not a structured binding: lambdas capture them
   return after_steps(
       n, list,
       [&](std::vector<cl_event>& flushes) {
@@ -257,8 +259,9 @@ DOP_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue queue, cl_mem src, cl
                                         dst_row_pitch, dst_slice_pitch, k, l, event);
   };
   if (t_inside) return real(n, list);
-  const auto [slo, shi] = rect_span(src_origin, region, src_row_pitch, src_slice_pitch);
-  const auto [dlo, dhi] = rect_span(dst_origin, region, dst_row_pitch, dst_slice_pitch);
+  const auto src_span = rect_span(src_origin, region, src_row_pitch, src_slice_pitch);
+  const auto dst_span = rect_span(dst_origin, region, dst_row_pitch, dst_slice_pitch);
+  const size_t slo = src_span.first, shi = src_span.second, dlo = dst_span.first, dhi = dst_span.second;
   return after_steps(
       n, list,
       [&](std::vector<cl_event>& flushes) {
