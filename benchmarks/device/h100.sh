@@ -342,7 +342,7 @@ int main(void) {
   return 0;
 }
 C
-          for a in stencil gemm_chain lu compute tiny stream; do
+          for a in stencil gemm_chain lu compute tiny stream "stream --host"; do
             echo "== $a"
             $dop exec --config auto --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --bundles .device/app-bundles \
               --log -- build-runtime/bin/apps/$a --size "${APPS_SIZE:-medium}" 2>&1 >/dev/null | python3 -c '
