@@ -240,9 +240,9 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
   }
   if (in_app) fetched = r.d2h_bytes;  // the engine's reads from the application's buffers into dop's host copies
   const auto t3 = Clock::now();
-  // The way's time (host-fed: the step's, from the application's first write), less the programs this launch built:
-  // paid once (and then from the cache on disk), they are not what the way costs a launch.
-  d.ran_ms = std::max(0.0, ms_between(d.host_fed ? std::min(d.fed_since, t1) : t1, t3) - r.build_ms);
+  // The way's time, less the programs this launch built: paid once (and then from the cache on disk), they are not
+  // what the way costs a launch.
+  d.ran_ms = std::max(0.0, ms_between(timed_from(d, t1), t3) - r.build_ms);
   const cl_uint work_dim = cl_uint(d.spec->global.size());
   const size_t* global = d.spec->global.data();
   const size_t* local = d.spec->local.empty() ? nullptr : d.spec->local.data();
@@ -251,10 +251,7 @@ cl_int run_with_dop(cl_command_queue queue, const LaunchPlan& plan, Decision& d,
                        " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
     if (r.automatic)
       line += std::string(" auto=") + d.way + " decide_us=" + fmt_ms(d.decide_us) +
-              (d.known_class ? " class=known" : " class=new") +
-              (d.data_on_gpu ? " data=gpu"
-               : d.host_fed  ? " data=host fed=host"
-                             : " data=host");
+              (d.known_class ? " class=known" : " class=new") + data_words(d);
     line += " route=dop";
     if (r.cpu_cores > 0)
       line += " cpu=" + r.cpu.device + " cores=" + std::to_string(r.cpu_cores) +

@@ -116,7 +116,8 @@ struct KernelBuffers {
   bool known = false;
   std::vector<std::pair<cl_mem, cl_mem_flags>> mems;
   // The application's writes from host memory into these buffers since a kernel last used them (note_host_write):
-  // their bytes, the buffers' bytes, and the earliest write's time.
+  // their bytes, the buffers' bytes, and the earliest write's time. All 0 while no buffer of the process has such
+  // writes (kernel_buffers then looks at nothing more).
   size_t fed_bytes = 0, bytes = 0;
   std::chrono::steady_clock::time_point fed_since{};
 };
@@ -127,8 +128,9 @@ void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
 /// The application writes `bytes` of the buffer `m` from host memory (clEnqueueWriteBuffer[Rect]): the launches
 /// that use it next find their data fed from the host (KernelBuffers::fed_bytes). Untracked buffers are ignored.
 void note_host_write(cl_mem m, size_t bytes);
-/// A kernel is about to use these buffers: the writes noted for them are spent. Cheap when there are none.
-void clear_host_writes(const KernelBuffers& kb);
+/// A kernel is about to use these buffers: the writes noted for them are spent (and kb.fed_bytes is 0 after, so a
+/// second call does nothing). Cheap when there are none.
+void clear_host_writes(KernelBuffers& kb);
 
 // The application releases a queue: its handle may come back as another queue's (queue_device's cache, state.cpp).
 void forget_queue_devices();

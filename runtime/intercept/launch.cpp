@@ -43,10 +43,7 @@ void log_native(const LaunchPlan& plan, cl_uint work_dim, const size_t* global, 
                      " local=" + dims(work_dim, local) + " config=" + to_string(d.config);
   if (d.automatic)
     line += std::string(" auto=") + d.way + (d.model ? std::string(" model=") + d.model : "") +
-            " decide_us=" + fmt_ms(d.decide_us) + (d.known_class ? " class=known" : " class=new") +
-            (d.data_on_gpu ? " data=gpu"
-             : d.host_fed  ? " data=host fed=host"
-                           : " data=host");
+            " decide_us=" + fmt_ms(d.decide_us) + (d.known_class ? " class=known" : " class=new") + data_words(d);
   line += " route=native device=" + (on_gpu ? sel.gpu->id : sel.cpu->id);
   line += " cpu_wg=" + std::to_string(on_gpu ? 0 : groups) + " gpu_wg=" + std::to_string(on_gpu ? groups : 0);
   line += " enqueue_ms=" + fmt_ms(enqueue_ms) + " call_us=" + fmt_ms(ms_between(entered, Clock::now()) * 1e3);
@@ -140,7 +137,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
     const auto t = Clock::now();
     const cl_int r = enqueue_real(command_queue, kb, num_events_in_wait_list, event_wait_list, real);
     if (d.timed && r == CL_SUCCESS && clFinish(command_queue) == CL_SUCCESS)
-      d.ran_ms = ms_between(d.host_fed ? std::min(d.fed_since, t) : t, Clock::now());  // host-fed: the step's time
+      d.ran_ms = ms_between(timed_from(d, t), Clock::now());
     try {
       Inside guard;
       if (d.prepare_dop && r == CL_SUCCESS) prepare_for_dop(kb);  // after the real kernel: it let go of dop's copies

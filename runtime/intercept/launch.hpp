@@ -4,6 +4,7 @@
 // launch on dop's devices, on its worker thread), launch.cpp (the exported enqueues: native, dop or fallback).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -184,6 +185,16 @@ struct Decision {
   std::shared_ptr<const Spec> spec;        // the launch as a spec (the kernel's argument names)
   std::string key;
 };
+
+/// Where a timed launch's time starts: at `start`, or for a host-fed launch at the application's first write of its
+/// inputs (Decision::host_fed), so that its time is the step's, the writes' transfers included.
+inline Clock::time_point timed_from(const Decision& d, Clock::time_point start) {
+  return d.host_fed ? std::min(d.fed_since, start) : start;
+}
+/// The log's words for where a launch's data is, under auto.
+inline const char* data_words(const Decision& d) {
+  return d.data_on_gpu ? " data=gpu" : d.host_fed ? " data=host fed=host" : " data=host";
+}
 
 // Decides the launch: DOP_CONFIG, or the model (at the class's first launch, or where the class runs natively first
 // under the measured check, at its first launch once its exploration budget is spent). Returns why dop cannot run it

@@ -179,20 +179,23 @@ DOP_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue queue, cl_mem buffer, cl
   if (t_inside) return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
   note_host_write(buffer, size);
   // To a buffer that lives with dop, a write whose wait list has completed goes into dop's copy (absorb_write): done
-  // now, as a blocking write would be; its event completes after the queue's earlier commands.
-  if (auto st = buffer_state(buffer, false); st && ptr && within(offset, size, st->size) && events_complete(n, list)) {
+  // now, as a blocking write would be; its event completes after the queue's earlier commands. Otherwise the
+  // application's buffer takes it, and dop's copy of those bytes is no longer current (before_command's step for an
+  // exact write).
+  if (auto st = buffer_state(buffer, false)) {
     bool absorbed = false;
     try {
       Inside guard;
       auto l = when_idle(*st);
-      absorbed = absorb_write(*st, queue, offset, offset + size, ptr);
+      absorbed = ptr && within(offset, size, st->size) && events_complete(n, list) &&
+                 absorb_write(*st, queue, offset, offset + size, ptr);
+      const size_t hi = std::min(offset + size, st->size);
+      if (!absorbed && offset < hi) app_writes(*st, offset, hi, true);
     } catch (const dop::cl::Error& e) {
       return e.code();
     }
     if (absorbed) return served(queue, n, list, event);
   }
-  std::vector<cl_event> none;
-  before_command(queue, buffer, offset, offset + size, true, true, none);
   return real_clEnqueueWriteBuffer(queue, buffer, blocking, offset, size, ptr, n, list, event);
 }
 

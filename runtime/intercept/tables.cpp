@@ -186,8 +186,9 @@ void note_host_write(cl_mem m, size_t bytes) {
   b->second.fed_bytes += bytes;
 }
 
-void clear_host_writes(const KernelBuffers& kb) {
+void clear_host_writes(KernelBuffers& kb) {
   if (kb.fed_bytes == 0) return;
+  kb.fed_bytes = 0;
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
   for (const auto& mb : kb.mems) {
