@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -332,6 +333,28 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
   for (const char* mode :
        {"tiny --launches 20\tnative-gpu\t", "tiny --launches 20\tnative-cpu\t", "tiny --launches 20\tdop:1,0\t"})
     CHECK(table.find(mode) != std::string::npos);
+  // Every row ends with its runs' kernel_ms, two here, of which the median column is the mean.
+  std::istringstream rows(table);
+  std::string row;
+  std::getline(rows, row);
+  CHECK(row.substr(row.rfind('\t') + 1) == "kernel_ms_runs");
+  int checked = 0;
+  while (std::getline(rows, row)) {
+    std::vector<std::string> cells;
+    std::istringstream cs(row);
+    for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
+    REQUIRE(cells.size() == 10);
+    std::istringstream runs(cells[9]);
+    std::vector<double> v{std::istream_iterator<double>(runs), std::istream_iterator<double>()};
+    REQUIRE(v.size() == 2);
+    CHECK(std::stod(cells[2]) == Approx((v[0] + v[1]) / 2).epsilon(1e-3));
+    ++checked;
+  }
+  CHECK(checked == 3);
+  // Round 2 starts where round 1's second mode ran: no mode always follows the same one.
+  const size_t round2 = r.out.find("(2/2)");
+  REQUIRE(round2 != std::string::npos);
+  CHECK(r.out.rfind("\n", round2) == r.out.find("\n  tiny --launches 20: native-cpu (2/2)"));
   std::remove(tsv.c_str());
   // --lib NAME=BUILD_DIR: that build tree's dop exec whole (its bin/dop, its lib/libdop_intercept.so), one mode each.
   r = run_command("'" + driver + "' --bin '" + kApps + "' --dop /nonexistent/dop --lib 'tree=" + DOP_BINARY_DIR +

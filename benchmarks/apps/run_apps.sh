@@ -206,8 +206,11 @@ for spec in "${specs[@]}"; do
       run_one "$spec" "$mode" untimed
     done
   done
+  # Round r starts at the r-th mode and wraps: every mode runs at every position of a round equally often (as far as
+  # the count of rounds allows), so that no mode always follows the same one (a native CPU run's heat, caches).
   for ((r = 1; r <= repeat; ++r)); do
-    for mode in "${modes[@]}"; do
+    for ((i = 0; i < ${#modes[@]}; ++i)); do
+      mode=${modes[$(((r - 1 + i) % ${#modes[@]}))]}
       echo "  $spec: $mode ($r/$repeat)" >&2
       run_one "$spec" "$mode"
     done
@@ -238,8 +241,9 @@ for spec in "${specs[@]}"; do
     w=$(median "${wall_ms[$key]:-}")
     ratio=$(awk -v a="$k" -v b="$best" 'BEGIN {if (a == "" || b == "" || b <= 0) print ""; else printf "%.3f", a / b}')
     wratio=$(awk -v a="$w" -v b="$best_wall" 'BEGIN {if (a == "" || b == "" || b <= 0) print ""; else printf "%.3f", a / b}')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$spec" "$mode" "${k:--}" "${w:--}" "${ratio:--}" "${wratio:--}" \
-      "${failures[$key]:-0}" "${devices[$key]:--}" "${best:--}" >>"$rows"
+    runs=$(echo ${kernel_ms[$key]:-})
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$spec" "$mode" "${k:--}" "${w:--}" "${ratio:--}" "${wratio:--}" \
+      "${failures[$key]:-0}" "${devices[$key]:--}" "${best:--}" "${runs:--}" >>"$rows"
   done
 done
 
@@ -290,7 +294,7 @@ fi
 
 if [[ -n $tsv ]]; then
   {
-    printf 'app\tmode\tkernel_ms\twall_ms\tratio\twall_ratio\tfailures\tdevice\tbest_native_ms\n'
+    printf 'app\tmode\tkernel_ms\twall_ms\tratio\twall_ratio\tfailures\tdevice\tbest_native_ms\tkernel_ms_runs\n'
     cat "$rows"
   } >"$tsv"
 fi
@@ -299,8 +303,9 @@ if [[ -n $json ]]; then
     function num(x) { return (x == "-" || x == "") ? "null" : x }
     function str(x) { gsub(/\\/, "\\\\", x); gsub(/"/, "\\\"", x); return "\"" x "\"" }
     BEGIN { printf "{\"size\": %s, \"repeat\": %d, \"results\": [", str(size), repeat }
-    { printf "%s\n  {\"app\": %s, \"mode\": %s, \"kernel_ms\": %s, \"wall_ms\": %s, \"ratio\": %s, \"wall_ratio\": %s, \"failures\": %d, \"device\": %s, \"best_native_ms\": %s}",
-        (NR > 1 ? "," : ""), str($1), str($2), num($3), num($4), num($5), num($6), $7, str($8), num($9) }
+    function runs(x) { if (x == "-" || x == "") return "[]"; gsub(/ /, ", ", x); return "[" x "]" }
+    { printf "%s\n  {\"app\": %s, \"mode\": %s, \"kernel_ms\": %s, \"wall_ms\": %s, \"ratio\": %s, \"wall_ratio\": %s, \"failures\": %d, \"device\": %s, \"best_native_ms\": %s, \"kernel_ms_runs\": %s}",
+        (NR > 1 ? "," : ""), str($1), str($2), num($3), num($4), num($5), num($6), $7, str($8), num($9), runs($10) }
     END { printf "\n]}\n" }' "$rows" >"$json"
 fi
 if [[ $failed -ne 0 ]]; then

@@ -283,18 +283,21 @@ PY
     span)  # issue 16's training sweep: the span set (SPAN_SAMPLE workloads spread over it, SPAN_CONFIGS configurations
       # each, the three corners always) in each memory situation of SPAN_MEMORY, one resumable file each (as realset);
       # SPAN_MATCH=REGEX sweeps only the workloads whose names match (before the sample; SPAN_SAMPLE=0: all of them),
-      # into span-MEMORY$SPAN_TAG.csv
+      # into span-MEMORY$SPAN_TAG.csv; SPAN_PLATFORM=RECORD sweeps that record's grid (e.g. one CPU level: the
+      # configurations of that level a sampled sweep left out, when resumed from it with SPAN_CONFIGS=0)
       bundles=()
       [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
       match=()
       [ -n "${SPAN_MATCH:-}" ] && match=(--match "$SPAN_MATCH")
+      platform=(--platform-id h100-xeon16)
+      [ -n "${SPAN_PLATFORM:-}" ] && platform=(--platform "$SPAN_PLATFORM")
       for mem in ${SPAN_MEMORY:-copy resident}; do
         f=span-$mem${SPAN_TAG:-}.csv
         resume "$f" --set span --memory "$mem"
         t1=$(date +%s)
         timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span "${match[@]}" --sample "${SPAN_SAMPLE:-160}" \
           --configs "${SPAN_CONFIGS:-12}" \
-          --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" --platform-id h100-xeon16 \
+          --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" "${platform[@]}" \
           "${bundles[@]}" --out "$OUT/$f" 2>&1 | tail -2
         echo "$f: $(($(date +%s) - t1)) s, $(($(wc -l <"$OUT/$f") - 1)) rows"
       done
