@@ -157,6 +157,45 @@ TEST_CASE("apps: stream is exact under dop, its data from the host at every step
   check_app("stream", "--host");
 }
 
+// Under auto, a launch whose class the thread saw decided on the application's device, with nothing the decision reads
+// changed since, is enqueued without a decision (docs/intercept.md, "Overhead"). The enqueue-bound applications (lu's
+// shrinking NDRange and its step scalar, stencil's buffers swapped every step, tiny from two threads and out of
+// order, stream fed from the host at every step) stay exact whether their classes have not asked the model yet (the
+// default budget: these runs are shorter) or asked it at their first launch, and with DOP_TEST_CHECK_REPEATS=1 each
+// launch taken that way agrees with what the full decision would read.
+TEST_CASE("apps: under auto, launches that repeat a native class stay exact and agree with the full decision",
+          "[apps]") {
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  const std::string cache = std::string(DOP_BINARY_DIR) + "/test_apps_repeat_cache";
+  const std::pair<std::string, std::string> apps[] = {
+      {"lu", ""}, {"stencil", ""}, {"tiny", "--threads 2 --launches 60"}, {"tiny", "--ooo"}, {"stream", "--host"}};
+  for (const auto& [app, args] : apps) {
+    const std::string cmd = "'" + kApps + "/" + app + "' " + args + " --size small";
+    const auto native = run_command("APP_DEVICE=first " + cmd);
+    INFO(native.out);
+    REQUIRE(native.rc == 0);
+    const auto want = summary(native.out);
+    for (const std::string budget : {"", "DOP_AUTO_EXPLORE_MS=0 "}) {
+      for (const std::string check : {"DOP_TEST_CHECK_REPEATS=1 ", ""}) {
+        const auto r = run_command("APP_DEVICE=first DOP_CACHE_DIR='" + cache + "' " + budget + check + "'" +
+                                   dop::test::dop_binary() + "' exec --config auto --model '" + model + "'" +
+                                   (check.empty() ? "" : " --log") + " -- " + cmd);
+        INFO(app << " " << args << " " << budget << check << "\n" << r.out);
+        REQUIRE(r.rc == 0);
+        const auto got = summary(r.out);
+        REQUIRE(got.count("check"));
+        CHECK(got.at("check") == "ok");
+        if (want.at("exact") == "yes") CHECK(got.at("checksum") == want.at("checksum"));
+        CHECK(r.out.find("repeat mismatch") == std::string::npos);
+        // Classes not asked yet run natively: after their first two launches, each repeats, but where it is fed from
+        // the host (stream --host writes its inputs before every launch).
+        if (budget.empty() && !check.empty())
+          CHECK((r.out.find("dop-intercept: repeat=native ") != std::string::npos) == (args != "--host"));
+      }
+    }
+  }
+}
+
 // stream --host writes its inputs and reads its result at every step. Once a dop launch has used the buffers, the
 // application's writes go into dop's host copies (`absorbed=`), and the result is read from where each device left
 // its part: dop's copy for the CPU's work-groups, the application's buffer for the GPU's (`read= from_dop= from_app=`;

@@ -994,6 +994,109 @@ TEST_CASE("intercept: auto tells the model where the launch data is", "[intercep
   for (const auto& l : lines) CHECK(field(l, "data") == "host");
 }
 
+// Under auto a launch whose class the thread saw decided on the application's device, with nothing the decision reads
+// changed since, is enqueued as it is (native_again in decide.cpp). DOP_TEST_CHECK_REPEATS=1 says so in the log
+// (`repeat=native`) and checks each such launch against what the full decision would read (`repeat mismatch:` on
+// stderr). What must end the repeats ends them: another power of two of work-items, a buffer of another size, writes
+// of the application's (spent by the next launch; writes of most of the bytes make the data host-fed: for an
+// application on dop's GPU another class, which the model sends to dop's CPU), a dop launch (whose results a native
+// kernel after it must find: flushed). A scalar the model does not read, inputs swapped for buffers of the same size
+// and flags, another shape of the class keep them. `cl_app repeat` checks its output after each of its 22 launches.
+TEST_CASE("intercept: under auto a launch that repeats a native class skips the decision, and only then",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_repeat";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  // Launches of fewer than 3000 work-items: the application's device (1,0 with data in host memory, 0,1 with data on
+  // the GPU); larger ones: both devices (1,1).
+  std::ofstream(dir + "/model.json") << R"({"format": "dop-model/1", "type": "dt", "objective": "reg:squarederror",
+    "output": "normalised_performance", "platform": {"id": "pocl-test", "cpu_units": 2, "gpu_units": 1},
+    "grid": {"cpu_levels": [0, 0.25, 0.5, 0.75, 1], "gpu_levels": [0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]},
+    "features": [{"name": "global_size", "source": "launch", "definition": "global_x * global_y * global_z"},
+                 {"name": "data_on_gpu", "source": "launch", "definition": "data_on_gpu ? 1 : 0"},
+                 {"name": "cpu_util", "source": "config", "definition": "cpu_util"},
+                 {"name": "gpu_util", "source": "config", "definition": "gpu_util"}],
+    "trees": {"base_score": 0, "count": 1, "list": [{
+      "feature": [0, 1, 2, 3, 2, -1, 3, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1],
+      "threshold": [3000, 0.5, 0.875, 0.0625, 0.125, 0, 0.9375, 0, 0, 0.875, 0, 0, 0, 0.9375, 0, 0, 0],
+      "left": [1, 3, 5, 9, 13, -1, 7, -1, -1, 11, -1, -1, -1, 15, -1, -1, -1],
+      "right": [2, 4, 6, 10, 14, -1, 8, -1, -1, 12, -1, -1, -1, 16, -1, -1, -1],
+      "default_left": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+      "value": [0, 0, 0, 0, 0, 0.1, 0, 0.1, 0.9, 0, 0.1, 0.1, 0.9, 0, 0.1, 0.1, 0.9]}]}})";
+  const std::string env = "env -u DOP_BUNDLES -u DOP_BUNDLER DOP_CACHE_DIR='" + dir + "/cache' DOP_MODEL='" + dir +
+                          "/model.json' LD_PRELOAD='" + preload() + "' DOP_CONFIG=auto ";
+  const std::string checked = "DOP_LOG=1 DOP_TEST_CHECK_REPEATS=1 ";
+  // cl_app repeat's launches under `vars`, checked: their log lines (a repeat's is its `repeat=native` line).
+  std::string out;
+  auto launches = [&](const std::string& vars) {
+    const auto r = run_command(env + vars + checked + "'" + app() + "' repeat");
+    out = r.out;
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    CHECK(r.out.find("repeat: OK") != std::string::npos);
+    CHECK(r.out.find("repeat mismatch") == std::string::npos);
+    auto lines = log_lines(r.out, "axpb");
+    REQUIRE(lines.size() == 22);
+    return lines;
+  };
+  auto repeated = [](const std::vector<std::string>& lines) {  // which launches (from 1) repeated
+    std::vector<size_t> r;
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].find("dop-intercept: repeat=native ") == 0) r.push_back(i + 1);
+    return r;
+  };
+
+  // The application on dop's CPU, the model's choices taken as they are. 1, 2: the class's first launch and the one
+  // that finds it known; 8-10, 12-14: another power of two, a bigger buffer, and back; 16, 18: after host writes (18:
+  // fed from the host, the same class for a queue on the CPU); 20: a large launch on dop's devices, after which the
+  // native launches are decided in full, dop's results flushed before them (cl_app checks launch 21's output).
+  auto lines = launches("DOP_AUTO_CHECK=0 ");
+  INFO(out);
+  CHECK(repeated(lines) == std::vector<size_t>{3, 4, 5, 6, 7, 11, 15, 17, 19});
+  CHECK(field(lines[17], "fed") == "host");
+  CHECK(field(lines[17], "route") == "native");
+  CHECK(field(lines[19], "route") == "dop");
+  CHECK(field(lines[20], "route") == "native");
+  CHECK(field(lines[21], "route") == "native");
+
+  // The application on dop's GPU: its data on the GPU until launch 18, fed from the host, goes to dop's CPU.
+  lines = launches("DOP_AUTO_CHECK=0 DOP_CPU=pocl:1 DOP_GPU=pocl:0 ");
+  INFO(out);
+  CHECK(repeated(lines) == std::vector<size_t>{3, 4, 5, 6, 7, 11, 15, 17});
+  CHECK(field(lines[0], "data") == "gpu");
+  CHECK(field(lines[17], "data") == "host");
+  CHECK(field(lines[17], "fed") == "host");
+  CHECK(field(lines[17], "route") == "dop");
+
+  // Classes whose model is not asked yet (a budget the run never spends) repeat too, each launch counted for the
+  // budget; nothing runs on dop's devices, so launch 21 repeats the class of 19 (20's new class changed nothing of it).
+  lines = launches("DOP_AUTO_EXPLORE_MS=100000 ");
+  INFO(out);
+  CHECK(repeated(lines) == std::vector<size_t>{3, 4, 5, 6, 7, 11, 15, 17, 19, 21, 22});
+  for (const auto& l : lines) {
+    INFO(l);
+    CHECK(field(l, "model") == "later");
+    if (l.find(" repeat=") == std::string::npos) CHECK(field(l, "route") == "native");
+  }
+
+  // Two threads, each with its own queue, kernel and buffers, repeating their classes at once.
+  const auto threads = run_command(env + "DOP_AUTO_EXPLORE_MS=100000 " + checked + "'" + app() + "' threads");
+  INFO(threads.out);
+  CHECK(threads.rc == 0);
+  CHECK(threads.out.find("threads: OK") != std::string::npos);
+  CHECK(threads.out.find("repeat mismatch") == std::string::npos);
+  CHECK(threads.out.find("repeat=native kernel=vecadd") != std::string::npos);
+
+  // Without the log or the check, the repeats as they run in use: the output still exact after every launch.
+  for (const std::string vars :
+       {"DOP_AUTO_CHECK=0 ", "DOP_AUTO_CHECK=0 DOP_CPU=pocl:1 DOP_GPU=pocl:0 ", "DOP_AUTO_EXPLORE_MS=100000 "}) {
+    const auto r = run_command(env + vars + "'" + app() + "' repeat");
+    INFO(vars << "\n" << r.out);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("repeat: OK") != std::string::npos);
+    CHECK(r.out.find("dop-intercept") == std::string::npos);
+  }
+}
+
 // The forms made on the fly (DOP_BUNDLER, which dop exec sets in an analysis build) and kept in the forms cache
 // (DOP_CACHE_DIR/forms): DOP_CONFIG=auto without any DOP_BUNDLES runs with the model, later processes read the
 // cache without the bundler, a corrupt entry is made again, a failed analysis is a negative entry.

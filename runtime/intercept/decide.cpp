@@ -2,6 +2,7 @@
 // DOP_CONFIG or the model (memoised per application kernel), and auto's check against the application's device.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 
 #include "launch.hpp"
@@ -189,11 +190,7 @@ void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const siz
       put(&a.size, sizeof a.size);
     } else if (a.kind == ArgInfo::Kind::scalar) {
       put(&a.size, sizeof a.size);
-      if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8) {
-        uint64_t x = 0;
-        std::memcpy(&x, a.bytes.data(), a.bytes.size());  // little-endian hosts, as scalar_values
-        key += char(log2_floor(x));
-      }
+      if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8) key += char(scalar_class(a));
     }
   }
 }
@@ -242,6 +239,7 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
   if (!known_scalars) {
     k->second.class_scalars = bits;
     k->second.class_scalars_known = true;
+    decision_inputs_changed();
   }
   class_key(t, k->second, work_dim, global, local, ckey);
   return {};
@@ -388,12 +386,105 @@ void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Dec
   d.key = c.key;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Launches repeated natively from the thread's cache (native_again)
+// ---------------------------------------------------------------------------------------------------------------
+
+// A launch class that decide_known_class found to run on the application's device, for one kernel on this thread:
+// settled there (the model chose it and nothing checks it), or running there until its model is asked (pending). What
+// its key was made of is kept as it came in (the shape) or as a count of the changes to the rest (decision_epoch).
+struct NativeRepeat {
+  cl_kernel kernel = nullptr;
+  uint64_t epoch = 0;  // decision_epoch() before the tables were read
+  cl_device_id dev = nullptr;
+  cl_uint work_dim = 0;
+  int items_class = 0;  // the power of two of the work-items
+  bool open_local = true;
+  size_t local[3] = {};
+  const DopState::ClassMemo* cls = nullptr;  // a node of the kernel's memo: erased only with a change of the epoch
+  bool pending = false;
+
+  // The shape part of the class key (class_key): work dimensions, the power of two of the work-items, the local size.
+  bool same_shape(cl_uint dims, const size_t* global, const size_t* loc) const {
+    if (dims != work_dim || !global || open_local != !loc) return false;
+    uint64_t items = 1;
+    for (cl_uint d = 0; d < dims; ++d) items *= global[d];
+    if (log2_floor(items) != items_class) return false;
+    for (cl_uint d = 0; loc && d < dims; ++d)
+      if (loc[d] != local[d]) return false;
+    return true;
+  }
+};
+
+// A few kernels per thread (an application's step launches a handful): the one of the kernel, else the oldest goes.
+constexpr size_t kRepeats = 8;
+thread_local NativeRepeat t_repeats[kRepeats];
+thread_local size_t t_repeats_next = 0;
+
+NativeRepeat* repeat_of(cl_kernel kernel) {
+  for (NativeRepeat& r : t_repeats)
+    if (r.kernel == kernel) return &r;
+  return nullptr;
+}
+
+void remember_native(cl_kernel kernel, uint64_t epoch, cl_device_id dev, cl_uint work_dim, const size_t* global,
+                     const size_t* local, const DopState::ClassMemo& c) {
+  NativeRepeat* r = repeat_of(kernel);
+  if (!r) r = &t_repeats[t_repeats_next++ % kRepeats];
+  *r = NativeRepeat{kernel, epoch, dev, work_dim, 0, !local, {}, &c, c.model_pending};
+  uint64_t items = 1;
+  for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
+  r->items_class = log2_floor(items);
+  if (local) std::copy(local, local + work_dim, r->local);
+}
+
+// DOP_TEST_CHECK_REPEATS=1 (tests only): each launch repeated from the cache is checked against what the full decision
+// reads (a line on stderr, `repeat mismatch:`, where they differ) and said in the log (`repeat=native`).
+bool checking_repeats() {
+  static const bool on = [] {
+    const char* v = std::getenv("DOP_TEST_CHECK_REPEATS");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+// What decide_known_class would find for a launch that `r` repeats: "" when it is r's class, decided as r says, with
+// no host writes to spend; else what differs. Takes both locks; for checking_repeats only.
+std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint work_dim, const size_t* global,
+                            const size_t* local, std::string& name) {
+  DopState& s = dop_state();
+  std::string key;
+  KernelBuffers kb;
+  {
+    auto& t = tables();
+    std::lock_guard<std::mutex> l(t.m);
+    auto k = t.kernels.find(kernel);
+    if (k == t.kernels.end()) return "the kernel is not in the tables";
+    name = k->second.name;
+    class_key(t, k->second, work_dim, global, local, key);
+    kernel_buffers(t, k->second, kb);
+  }
+  if (kb.fed_bytes > 0) return "host writes to its buffers not spent";
+  Decision d;
+  key += data_on_gpu(s, r.dev, kb, d) ? 'g' : 'h';
+  std::lock_guard<std::mutex> l(s.m);
+  auto m = s.memo.find(kernel);
+  if (m == s.memo.end()) return "no launch classes";
+  auto c = m->second.classes.find(key);
+  if (c == m->second.classes.end() || &c->second != r.cls) return "another launch class";
+  if (c->second.model_pending != r.pending) return "the class was decided";
+  if (!r.pending && !native_route(c->second.model_config, r.dev, s.sel)) return "not the application's device";
+  if (c->second.entry && c->second.entry->failed) return "the class failed";
+  return {};
+}
+
 }  // namespace
 
 void remember_failure(DopState& s, DopState::Entry& entry, const std::string& key, const std::string& why) {
   std::lock_guard<std::mutex> l(s.m);
   s.failed[key] = why;
   entry.failed = true;
+  decision_inputs_changed();  // the classes of the entry fall back from now on
 }
 
 void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const std::string& source,
@@ -582,6 +673,7 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   memo.name = plan.kernel_name;
   auto c = memo.classes.insert_or_assign(  // a class that ran before its model was asked keeps its times (measured)
       ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured, false});
+  if (!c.second) decision_inputs_changed();  // decided anew: its launches repeated from a cache are not what they were
   memo.last = &*c.first;
   route(s, dev, d);
   return {};
@@ -592,6 +684,9 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
   DopState& s = dop_state();
   if (!s.ready.load(std::memory_order_acquire) || !s.init_error.empty()) return false;
   if (work_dim < 1 || work_dim > 3 || !global) return false;
+  // Read before the tables: a change after this makes the class remembered below (remember_native) stale.
+  const uint64_t epoch = decision_epoch();
+  const bool no_states = !any_buffer_state();
   thread_local std::string key;  // its capacity kept: no allocation per launch
   {
     auto& t = tables();
@@ -627,9 +722,51 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
       take_class(s, c, dev, d);
     }
     d.known_class = true;
+    // A class on the application's device, untimed (the model chose it, or is not asked yet), whose launch has nothing
+    // of dop's to flush (no buffer states) and no host writes to spend: its next launches may repeat it (native_again).
+    const bool settled = d.automatic && !c.model_pending && native_route(c.model_config, dev, s.sel);
+    if (no_states && kb.fed_bytes == 0 && (c.model_pending || settled))
+      remember_native(kernel, epoch, dev, work_dim, global, local, c);
     if (log_enabled()) name = memo.name;
   }
   return true;
+}
+
+bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
+                  const size_t* local) {
+  // What decide_known_class reads, each checked for a change since it remembered the class: the kernel's arguments,
+  // the buffers and the launch classes (decision_epoch), the shape and the queue's device (the rest of the key), host
+  // writes (their data would be host-fed, and a launch spends them) and buffer states (data_on_gpu, and the flushes
+  // of dop's results before a native kernel: none while dop has never run with a buffer).
+  const bool checking = checking_repeats();
+  if ((log_enabled() && !checking) || any_buffer_state() || host_writes_pending()) return false;
+  const NativeRepeat* r = repeat_of(kernel);
+  if (!r || r->epoch != decision_epoch() || !r->same_shape(work_dim, global, local) || queue_device(queue) != r->dev)
+    return false;
+  if (!r->pending && !checking) return true;  // settled: nothing to count
+  try {
+    Inside guard;
+    if (r->pending) {  // not asked yet: counted for the class's budget; the launch that spends it goes to decide()
+      DopState& s = dop_state();
+      std::lock_guard<std::mutex> l(s.m);
+      if (r->epoch != decision_epoch()) return false;  // decided or forgotten meanwhile: r->cls may be gone
+      const auto now = budget_now();
+      if (exploration_budget_spent(s, *r->cls->measured, now)) return false;
+      Decision d;
+      run_before_model(s, *r->cls, *own_device_config(s, r->dev), now, d);
+    }
+    if (checking) {
+      std::string name;
+      const std::string why = repeat_mismatch(*r, kernel, work_dim, global, local, name);
+      if (!why.empty())
+        std::fprintf(stderr, "dop-intercept: repeat mismatch: kernel=%s: %s\n", name.c_str(), why.c_str());
+      log_line("repeat=native kernel=" + name + " global=" + dims(work_dim, global) +
+               (r->pending ? " model=later" : ""));
+    }
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d) {
@@ -653,6 +790,7 @@ void forget_launch_classes(cl_kernel k) {
   DopState& s = dop_state();
   std::lock_guard<std::mutex> l(s.m);
   s.memo.erase(k);
+  decision_inputs_changed();  // under s.m: native_again reads a pending class only after checking it
 }
 
 void record_time(DopState& s, const Decision& d) {

@@ -125,6 +125,23 @@ KernelBuffers kernel_buffers(cl_kernel k);
 // The same for a kernel found in the tables (t.m held), into `kb` (its vector's capacity kept).
 void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
 
+/// Whether any buffer holds writes from the host that no kernel has used yet (note_host_write): while none does, no
+/// launch is fed from the host.
+bool host_writes_pending();
+
+/// The power of two of a scalar argument's value (the floor of its log2, 0 for 0; little-endian, up to 8 bytes): what
+/// a launch class keeps of a scalar the model's size expressions read (decide.cpp, class_key).
+int scalar_class(const ArgInfo& a);
+
+/// A count of the changes to what a known launch class's decision reads (decide.cpp, decide_known_class): a kernel's
+/// arguments where the launch class or the buffers dop follows may change (a buffer of another size or flags, another
+/// power of two of a scalar the model reads, another kind or size of argument), kernels and buffers made or dropped, a
+/// class decided anew, a failure remembered, a kernel's classes forgotten. Not host writes (host_writes_pending) nor
+/// buffer states (any_buffer_state): a launch repeated from the thread's cache (native_again) checks those itself.
+uint64_t decision_epoch();
+/// One such change was made (called after making it, with the lock that guards it still held).
+void decision_inputs_changed();
+
 /// The application writes `bytes` of the buffer `m` from host memory (clEnqueueWriteBuffer[Rect]): the launches
 /// that use it next find their data fed from the host (KernelBuffers::fed_bytes). Untracked buffers are ignored.
 void note_host_write(cl_mem m, size_t bytes);

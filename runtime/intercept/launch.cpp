@@ -60,27 +60,19 @@ std::string describe(const std::exception_ptr& p) {
   }
 }
 
-}  // namespace
-}  // namespace dop::intercept
-
-using namespace dop::intercept;
-
-DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
-                                         const size_t* global_work_offset, const size_t* global_work_size,
-                                         const size_t* local_work_size, cl_uint num_events_in_wait_list,
-                                         const cl_event* event_wait_list, cl_event* event) {
-  REAL(clEnqueueNDRangeKernel);
-  if (!real_clEnqueueNDRangeKernel) return CL_INVALID_OPERATION;
+// A launch the fast paths left: decided (from its class's memo, else by decide()), then run natively, with dop, or
+// falling back. `real_enqueue` is the implementation's clEnqueueNDRangeKernel. Out of line, so that the fast paths
+// do not set up what this needs.
+[[gnu::noinline]] cl_int decide_and_launch(decltype(&::clEnqueueNDRangeKernel) real_enqueue,
+                                           cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                                           const size_t* global_work_offset, const size_t* global_work_size,
+                                           const size_t* local_work_size, cl_uint num_events_in_wait_list,
+                                           const cl_event* event_wait_list, cl_event* event,
+                                           Clock::time_point entered) {
   auto real = [&](cl_uint n, const cl_event* list) {
-    return real_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
-                                       local_work_size, n, list, event);
+    return real_enqueue(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, n, list,
+                        event);
   };
-  if (t_inside) return real(num_events_in_wait_list, event_wait_list);
-  const Clock::time_point entered = log_enabled() ? Clock::now() : Clock::time_point{};  // the log's call_us
-  // The fast path: a fixed configuration that is the queue's device in whole, and no buffer dop ever ran with: nothing
-  // to decide, flush or log.
-  if (!log_enabled() && !any_buffer_state() && fixed_native(command_queue))
-    return real(num_events_in_wait_list, event_wait_list);
   LaunchPlan plan;
   std::string why;
   Decision d;
@@ -169,6 +161,32 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
   } catch (...) {
     return fallback("dop failed: " + describe(std::current_exception()));
   }
+}
+
+}  // namespace
+}  // namespace dop::intercept
+
+using namespace dop::intercept;
+
+DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
+                                         const size_t* global_work_offset, const size_t* global_work_size,
+                                         const size_t* local_work_size, cl_uint num_events_in_wait_list,
+                                         const cl_event* event_wait_list, cl_event* event) {
+  REAL(clEnqueueNDRangeKernel);
+  if (!real_clEnqueueNDRangeKernel) return CL_INVALID_OPERATION;
+  auto real = [&] {
+    return real_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,
+                                       local_work_size, num_events_in_wait_list, event_wait_list, event);
+  };
+  if (t_inside) return real();
+  const Clock::time_point entered = log_enabled() ? Clock::now() : Clock::time_point{};  // the log's call_us
+  // The fast path: a fixed configuration that is the queue's device in whole, and no buffer dop ever ran with: nothing
+  // to decide, flush or log.
+  if (!log_enabled() && !any_buffer_state() && fixed_native(command_queue)) return real();
+  // Under auto, the same: a launch whose class the thread saw decided on the queue's device, nothing changed since.
+  if (native_again(command_queue, kernel, work_dim, global_work_size, local_work_size)) return real();
+  return decide_and_launch(real_clEnqueueNDRangeKernel, command_queue, kernel, work_dim, global_work_offset,
+                           global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event, entered);
 }
 
 // A task is a kernel of one work-item: it runs as the application asked, after dop's results its buffers lack.

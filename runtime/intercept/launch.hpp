@@ -207,9 +207,19 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
 // The fast path of decide(): a launch of a class decided before (by decide()) is decided from the class's memo,
 // without a plan: one key made from the tables and one lookup. Fills `kb` with the kernel's buffers, and `name` with
 // its name when the log is on. False (nothing changed but `kb`): decide() must run. A dop launch decided here still
-// needs plan_launch (which may find it cannot run) and shape_spec.
+// needs plan_launch (which may find it cannot run) and shape_spec. A launch on the application's device with nothing
+// to flush or spend is remembered for native_again.
 bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
                         const size_t* local, Decision& d, KernelBuffers& kb, std::string& name);
+// A launch that decide_known_class would decide as it did the thread's latest launch of the kernel in that class,
+// on the application's device, untimed, nothing of dop's to flush and no host writes to spend: the class settled
+// there (the model chose it) or not asked yet (counted for its exploration budget here). True: the caller enqueues it
+// as it is, nothing else to do (not with DOP_LOG, where every launch has its line). False: the full path, nothing done.
+// A class is remembered per thread and kernel by decide_known_class; anything its key or decision reads that may
+// have changed since (decision_epoch, the shape, the queue's device, host writes, buffer states) sends the launch the
+// full way.
+bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
+                  const size_t* local);
 // The entry's executor, made at its first need (entry.m held) for the launch `spec` (the entry's argument names and
 // types, any shape). A failure is remembered for the key (s.failed; the entry is marked failed) and rethrown: the
 // launch falls back, saying why, and so do the key's later launches. `source`: the kernel's program's.

@@ -42,12 +42,25 @@ Tables& tables() {
 // look at nothing more than before.
 std::atomic<int> g_fed_buffers{0};
 
+std::atomic<uint64_t> g_decision_epoch{0};
+
+uint64_t decision_epoch() { return g_decision_epoch.load(std::memory_order_acquire); }
+void decision_inputs_changed() { g_decision_epoch.fetch_add(1, std::memory_order_acq_rel); }
+bool host_writes_pending() { return g_fed_buffers.load(std::memory_order_relaxed) > 0; }
+
+int scalar_class(const ArgInfo& a) {
+  uint64_t x = 0;
+  if (!a.bytes.empty() && a.bytes.size() <= 8) std::memcpy(&x, a.bytes.data(), a.bytes.size());  // little-endian hosts
+  return x ? 63 - __builtin_clzll(x) : 0;
+}
+
 // A buffer's entry goes (t.m held).
 void drop_buffer(Tables& t, cl_mem m) {
   auto it = t.buffers.find(m);
   if (it == t.buffers.end()) return;
   if (it->second.fed_bytes > 0) g_fed_buffers.fetch_sub(1, std::memory_order_relaxed);
   t.buffers.erase(it);
+  decision_inputs_changed();  // a kernel's argument may name it
 }
 
 // A create call made by dop itself: the handle is dop's, so no stale application entry may remain at its address.
@@ -60,7 +73,7 @@ void forget_mem(cl_mem m) {
 void forget_kernel(cl_kernel k) {
   auto& t = tables();
   std::lock_guard<std::mutex> l(t.m);
-  t.kernels.erase(k);
+  if (t.kernels.erase(k)) decision_inputs_changed();
 }
 void forget_program(cl_program p) {
   auto& t = tables();
@@ -85,6 +98,7 @@ void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
   t.other_mems.erase(m);
   drop_buffer(t, m);
   t.buffers[m] = BufferInfo{size, flags, false, nullptr};
+  decision_inputs_changed();  // a kernel's argument may name its address
 }
 
 // A new application kernel: its argument count and, where the implementation answers, the arguments' address
@@ -131,6 +145,30 @@ std::string kernel_name_of(cl_kernel k) {
   std::string s(len, '\0');
   if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, s.data(), nullptr) != CL_SUCCESS) return {};
   return s.c_str();
+}
+
+// Whether setting argument `i` of `k` to `now` may change the class of its launches (decide.cpp, class_key: each
+// argument's kind and size, a buffer's size and flags, the power of two of a scalar the model reads) or which of its
+// arguments are buffers dop follows (kernel_buffers): not another buffer of the same size and flags (a ping-pong), nor
+// another value of a scalar the model does not read (a step counter). A kernel whose model scalars are not known yet
+// has no launch class. Called with t.m held.
+bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgInfo& now) {
+  const ArgInfo& was = k.args[i];
+  if (was.kind != now.kind || was.size != now.size) return true;
+  switch (now.kind) {
+    case ArgInfo::Kind::mem: {
+      if (was.mem == now.mem) return false;
+      auto a = t.buffers.find(was.mem), b = t.buffers.find(now.mem);
+      return a == t.buffers.end() || b == t.buffers.end() || a->second.size != b->second.size ||
+             a->second.flags != b->second.flags;
+    }
+    case ArgInfo::Kind::scalar:
+      return k.class_scalars_known && i < 64 && (k.class_scalars >> i & 1) && scalar_class(was) != scalar_class(now);
+    case ArgInfo::Kind::local:
+      return false;  // its size is all the class keeps
+    default:
+      return true;  // an argument dop does not run with (what it is may differ)
+  }
 }
 
 // A buffer gets an alias dop does not follow (a sub-buffer, an image over it): its results are written back now and
@@ -447,6 +485,7 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
       const auto* b = static_cast<const unsigned char*>(arg_value);
       a.bytes.assign(b, b + arg_size);
     }
+    if (changes_class(t, it->second, arg_index, a)) decision_inputs_changed();
     it->second.args[arg_index] = std::move(a);
   } catch (...) {
     forget_kernel(kernel);  // unknown state: never run it with dop
@@ -468,6 +507,7 @@ DOP_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, 
       a.kind = ArgInfo::Kind::unsupported;
       a.why = "SVM pointer";
       it->second.args[arg_index] = std::move(a);
+      decision_inputs_changed();
     }
   } catch (...) {
     forget_kernel(kernel);
@@ -485,7 +525,10 @@ DOP_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info para
     auto& t = tables();
     std::lock_guard<std::mutex> l(t.m);
     auto it = t.kernels.find(kernel);
-    if (it != t.kernels.end()) it->second.unsupported = "clSetKernelExecInfo (SVM) was used";
+    if (it != t.kernels.end()) {
+      it->second.unsupported = "clSetKernelExecInfo (SVM) was used";
+      decision_inputs_changed();
+    }
   } catch (...) {
     forget_kernel(kernel);
   }

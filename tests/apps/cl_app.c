@@ -18,6 +18,10 @@
  *   cl_app slice [N]             residency by footprints: a kernel writing part of a slice of a buffer at three
  *                                offsets (one a negative scalar), then one writing it through loaded indices; the
  *                                app reads the buffer whole and in part after each, every read checked exactly
+ *   cl_app repeat                launches of one kernel (axpb: c = a + k b below n) that repeat a launch class, and
+ *                                what must end a repeat: another scalar, the inputs swapped, shapes of the class and
+ *                                of another one, a bigger buffer, a write of the output, writes of both inputs (fed
+ *                                from the host), a large launch, then a small one; c checked after each launch
  *   cl_app fail [LAUNCHES] [wait|read]  launches of a read-write kernel (inc) that may fail (DOP_TEST_FAIL_CHUNK):
  *                                after each, its event waited for (wait: results left where they are) or the buffer
  *                                read (read). A launch whose enqueue, event or read reports an error is taken as not
@@ -597,6 +601,117 @@ static int slice(cl_command_queue q, int n) {
 
 /* Three launches of a long kernel (x = x * 3 + i, ITERS times per element), each waited for at once: an enqueue that
  * returns before its kernel has run, as a real one does, takes little time and the wait the kernel's. */
+/* Launch classes repeated under DOP_CONFIG=auto (tests/test_intercept.cpp, "repeat"): 22 launches of axpb, c read
+ * and checked against the host after each. Buffers of 4096 ints (a second b of 8192), launches of 2560 work-items
+ * unless said (local 64, n = global - 3). */
+static const char* axpb_src =
+    "__kernel void axpb(__global const int* a, __global const int* b, __global int* c, int n, int k) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) c[i] = a[i] + k * b[i];\n"
+    "}\n";
+
+struct axpb_run {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_mem dc;
+  int *a, *b, *b2, *c, *got;
+  const int *in0, *in1; /* the host copies of arguments 0 and 1 */
+  int n, scale, launch, bad;
+};
+
+static void axpb_launch(struct axpb_run* r, size_t global) {
+  const size_t local = 64;
+  r->n = (int)global - 3;
+  CHECK(clSetKernelArg(r->k, 3, sizeof r->n, &r->n));
+  CHECK(clSetKernelArg(r->k, 4, sizeof r->scale, &r->scale));
+  CHECK(clEnqueueNDRangeKernel(r->q, r->k, 1, NULL, &global, &local, 0, NULL, NULL));
+  ++r->launch;
+  for (int i = 0; i < r->n; ++i) r->c[i] = r->in0[i] + r->scale * r->in1[i];
+  CHECK(clEnqueueReadBuffer(r->q, r->dc, CL_TRUE, 0, 4096 * sizeof(int), r->got, 0, NULL, NULL));
+  for (int i = 0; i < 4096; ++i)
+    if (r->got[i] != r->c[i]) {
+      printf("repeat: FAIL after launch %d: c[%d] = %d, want %d\n", r->launch, i, r->got[i], r->c[i]);
+      r->bad = 1;
+      return;
+    }
+}
+
+static int repeat_launches(cl_command_queue q) {
+  enum { N = 4096 };
+  const size_t bytes = N * sizeof(int);
+  struct axpb_run r = {
+      q, NULL, NULL, malloc(bytes), malloc(bytes), malloc(2 * bytes), malloc(bytes), malloc(bytes), NULL, NULL, 0,
+      1, 0,    0};
+  for (int i = 0; i < N; ++i) {
+    r.a[i] = i % 97 - 40;
+    r.b[i] = i % 13;
+    r.c[i] = -1;
+  }
+  for (int i = 0; i < 2 * N; ++i) r.b2[i] = i % 7 + 100;
+  cl_program p = build(axpb_src);
+  r.k = kernel(p, "axpb");
+  cl_mem da = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, r.a);
+  cl_mem db = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, r.b);
+  cl_mem db2 = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 2 * bytes, r.b2);
+  r.dc = buffer(CL_MEM_READ_WRITE, bytes, NULL);
+  CHECK(clEnqueueWriteBuffer(q, r.dc, CL_TRUE, 0, bytes, r.c, 0, NULL, NULL));
+  CHECK(clSetKernelArg(r.k, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(r.k, 1, sizeof db, &db));
+  CHECK(clSetKernelArg(r.k, 2, sizeof r.dc, &r.dc));
+  r.in0 = r.a;
+  r.in1 = r.b;
+  for (int i = 0; i < 4; ++i) axpb_launch(&r, 2560); /* 1-4: the same launch */
+  r.scale = 2;
+  axpb_launch(&r, 2560); /* 5: another scale */
+  CHECK(clSetKernelArg(r.k, 0, sizeof db, &db));
+  CHECK(clSetKernelArg(r.k, 1, sizeof da, &da));
+  r.in0 = r.b;
+  r.in1 = r.a;
+  axpb_launch(&r, 2560); /* 6: the inputs swapped */
+  axpb_launch(&r, 2496); /* 7: another shape of the class (work-items in [2048, 4096)) */
+  axpb_launch(&r, 1280); /* 8, 9: another power of two */
+  axpb_launch(&r, 1280);
+  axpb_launch(&r, 2560); /* 10, 11: back */
+  axpb_launch(&r, 2560);
+  CHECK(clSetKernelArg(r.k, 1, sizeof db2, &db2));
+  r.in1 = r.b2;
+  axpb_launch(&r, 2560); /* 12, 13: a bigger buffer */
+  axpb_launch(&r, 2560);
+  CHECK(clSetKernelArg(r.k, 1, sizeof da, &da));
+  r.in1 = r.a;
+  axpb_launch(&r, 2560); /* 14, 15: back */
+  axpb_launch(&r, 2560);
+  for (int i = 0; i < N; ++i) r.c[i] = -2;
+  CHECK(clEnqueueWriteBuffer(q, r.dc, CL_TRUE, 0, bytes, r.c, 0, NULL, NULL));
+  axpb_launch(&r, 2560); /* 16, 17: after a write of the output (a third of the bytes) */
+  axpb_launch(&r, 2560);
+  for (int i = 0; i < N; ++i) {
+    r.a[i] = i % 31;
+    r.b[i] = i % 5 - 2;
+  }
+  CHECK(clEnqueueWriteBuffer(q, da, CL_TRUE, 0, bytes, r.a, 0, NULL, NULL));
+  CHECK(clEnqueueWriteBuffer(q, db, CL_TRUE, 0, bytes, r.b, 0, NULL, NULL));
+  axpb_launch(&r, 2560); /* 18, 19: after writes of both inputs (fed from the host) */
+  axpb_launch(&r, 2560);
+  r.scale = 3;
+  axpb_launch(&r, 4096); /* 20: a large launch */
+  r.scale = 4;
+  axpb_launch(&r, 2560); /* 21, 22: small ones after it */
+  axpb_launch(&r, 2560);
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(db2);
+  clReleaseMemObject(r.dc);
+  clReleaseKernel(r.k);
+  clReleaseProgram(p);
+  free(r.a);
+  free(r.b);
+  free(r.b2);
+  free(r.c);
+  free(r.got);
+  return r.bad;
+}
+
 static const char* spin_src =
     "__kernel void spin(__global int* x, int iters) {\n"
     "  int i = get_global_id(0); int v = x[i];\n"
@@ -796,6 +911,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     bad = fail_launches(&q, launches, strcmp(how, "read") == 0);
+  } else if (strcmp(mode, "repeat") == 0) {
+    bad = repeat_launches(q);
+    printf("repeat: %s\n", bad ? "FAIL" : "OK");
   } else if (strcmp(mode, "threads") == 0) {
     pthread_t t[2];
     struct thread_job jobs[2] = {{1 << 18, 0, 0}, {(1 << 18) + 64 * 5, 0, 0}};
