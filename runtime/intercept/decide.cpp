@@ -342,13 +342,18 @@ bool model_deferred(const DopState& s, cl_device_id dev) {
   return s.auto_config && s.check_auto && s.native_first && own_device_config(s, dev);
 }
 
-// A launch of a class whose model is not asked yet (model_deferred, its budget not spent): on the application's
-// device (`own`), untimed, counted for the budget at `now`. Past a quarter of the budget the model is read meanwhile,
-// so that it is ready when the class asks it. Called with s.m held.
-void run_before_model(DopState& s, const DopState::ClassMemo& c, const Config& own, Clock::time_point now,
-                      Decision& d) {
+// A launch of a class whose model is not asked yet (model_deferred, its budget not spent), counted for the budget at
+// `now`. Past a quarter of the budget the model is read meanwhile, so that it is ready when the class asks it. Called
+// with s.m held.
+void count_before_model(DopState& s, const DopState::ClassMemo& c, Clock::time_point now) {
   if (exploration_budget_spent(s, *c.measured, now, kModelReadingShare)) start_model_reading(s);
   count_launch(*c.measured, now);
+}
+
+// Such a launch decided: on the application's device (`own`), untimed. Called with s.m held.
+void run_before_model(DopState& s, const DopState::ClassMemo& c, const Config& own, Clock::time_point now,
+                      Decision& d) {
+  count_before_model(s, c, now);
   d.config = own;
   d.native = true;
   d.measured = c.measured;
@@ -395,7 +400,8 @@ void take_class(DopState& s, const DopState::ClassMemo& c, cl_device_id dev, Dec
 // its key was made of is kept as it came in (the shape) or as a count of the changes to the rest (decision_epoch).
 struct NativeRepeat {
   cl_kernel kernel = nullptr;
-  uint64_t epoch = 0;  // decision_epoch() before the tables were read
+  uint64_t epoch = 0;                // decision_epoch() before the tables were read
+  cl_command_queue queue = nullptr;  // the launch's, on `dev` (a queue released changes the epoch)
   cl_device_id dev = nullptr;
   cl_uint work_dim = 0;
   int items_class = 0;  // the power of two of the work-items
@@ -427,11 +433,11 @@ NativeRepeat* repeat_of(cl_kernel kernel) {
   return nullptr;
 }
 
-void remember_native(cl_kernel kernel, uint64_t epoch, cl_device_id dev, cl_uint work_dim, const size_t* global,
-                     const size_t* local, const DopState::ClassMemo& c) {
+void remember_native(cl_kernel kernel, uint64_t epoch, cl_command_queue queue, cl_device_id dev, cl_uint work_dim,
+                     const size_t* global, const size_t* local, const DopState::ClassMemo& c) {
   NativeRepeat* r = repeat_of(kernel);
   if (!r) r = &t_repeats[t_repeats_next++ % kRepeats];
-  *r = NativeRepeat{kernel, epoch, dev, work_dim, 0, !local, {}, &c, c.model_pending};
+  *r = NativeRepeat{kernel, epoch, queue, dev, work_dim, 0, !local, {}, &c, c.model_pending};
   uint64_t items = 1;
   for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
   r->items_class = log2_floor(items);
@@ -726,7 +732,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     // of dop's to flush (no buffer states) and no host writes to spend: its next launches may repeat it (native_again).
     const bool settled = d.automatic && !c.model_pending && native_route(c.model_config, dev, s.sel);
     if (no_states && kb.fed_bytes == 0 && (c.model_pending || settled))
-      remember_native(kernel, epoch, dev, work_dim, global, local, c);
+      remember_native(kernel, epoch, queue, dev, work_dim, global, local, c);
     if (log_enabled()) name = memo.name;
   }
   return true;
@@ -741,9 +747,9 @@ bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, co
   const bool checking = checking_repeats();
   if ((log_enabled() && !checking) || any_buffer_state() || host_writes_pending()) return false;
   const NativeRepeat* r = repeat_of(kernel);
-  if (!r || r->epoch != decision_epoch() || !r->same_shape(work_dim, global, local) || queue_device(queue) != r->dev)
-    return false;
-  if (!r->pending && !checking) return true;  // settled: nothing to count
+  if (!r || r->epoch != decision_epoch() || !r->same_shape(work_dim, global, local)) return false;
+  if (queue != r->queue && queue_device(queue) != r->dev) return false;  // another queue on another device
+  if (!r->pending && !checking) return true;                             // settled: nothing to count
   try {
     Inside guard;
     if (r->pending) {  // not asked yet: counted for the class's budget; the launch that spends it goes to decide()
@@ -752,8 +758,7 @@ bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, co
       if (r->epoch != decision_epoch()) return false;  // decided or forgotten meanwhile: r->cls may be gone
       const auto now = budget_now();
       if (exploration_budget_spent(s, *r->cls->measured, now)) return false;
-      Decision d;
-      run_before_model(s, *r->cls, *own_device_config(s, r->dev), now, d);
+      count_before_model(s, *r->cls, now);
     }
     if (checking) {
       std::string name;

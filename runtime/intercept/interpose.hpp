@@ -136,8 +136,9 @@ int scalar_class(const ArgInfo& a);
 /// A count of the changes to what a known launch class's decision reads (decide.cpp, decide_known_class): a kernel's
 /// arguments where the launch class or the buffers dop follows may change (a buffer of another size or flags, another
 /// power of two of a scalar the model reads, another kind or size of argument), kernels and buffers made or dropped, a
-/// class decided anew, a failure remembered, a kernel's classes forgotten. Not host writes (host_writes_pending) nor
-/// buffer states (any_buffer_state): a launch repeated from the thread's cache (native_again) checks those itself.
+/// class decided anew, a failure remembered, a kernel's classes forgotten, a queue released. Not host writes
+/// (host_writes_pending) nor buffer states (any_buffer_state): a launch repeated from the thread's cache (native_again)
+/// checks those itself.
 uint64_t decision_epoch();
 /// One such change was made (called after making it, with the lock that guards it still held).
 void decision_inputs_changed();

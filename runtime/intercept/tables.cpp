@@ -435,6 +435,7 @@ DOP_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue) {
   REAL(clReleaseCommandQueue);
   if (!real_clReleaseCommandQueue) return CL_INVALID_OPERATION;
   forget_queue_devices();
+  decision_inputs_changed();  // a launch repeated for a queue (native_again) takes its device from the queue's handle
   return real_clReleaseCommandQueue(command_queue);
 }
 
