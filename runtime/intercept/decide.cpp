@@ -190,7 +190,8 @@ void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const siz
       put(&a.size, sizeof a.size);
     } else if (a.kind == ArgInfo::Kind::scalar) {
       put(&a.size, sizeof a.size);
-      if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8) key += char(scalar_class(a));
+      if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8)
+        key += char(scalar_class(a.bytes.data(), a.bytes.size()));
     }
   }
 }

@@ -129,9 +129,9 @@ void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
 /// launch is fed from the host.
 bool host_writes_pending();
 
-/// The power of two of a scalar argument's value (the floor of its log2, 0 for 0; little-endian, up to 8 bytes): what
-/// a launch class keeps of a scalar the model's size expressions read (decide.cpp, class_key).
-int scalar_class(const ArgInfo& a);
+/// The power of two of a scalar argument's value, `n` bytes at `bytes` (the floor of its log2, 0 for 0; little-endian,
+/// up to 8 bytes): what a launch class keeps of a scalar the model's size expressions read (decide.cpp, class_key).
+int scalar_class(const void* bytes, size_t n);
 
 /// A count of the changes to what a known launch class's decision reads (decide.cpp, decide_known_class): a kernel's
 /// arguments where the launch class or the buffers dop follows may change (a buffer of another size or flags, another

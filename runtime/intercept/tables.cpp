@@ -48,9 +48,9 @@ uint64_t decision_epoch() { return g_decision_epoch.load(std::memory_order_acqui
 void decision_inputs_changed() { g_decision_epoch.fetch_add(1, std::memory_order_acq_rel); }
 bool host_writes_pending() { return g_fed_buffers.load(std::memory_order_relaxed) > 0; }
 
-int scalar_class(const ArgInfo& a) {
+int scalar_class(const void* bytes, size_t n) {
   uint64_t x = 0;
-  if (!a.bytes.empty() && a.bytes.size() <= 8) std::memcpy(&x, a.bytes.data(), a.bytes.size());  // little-endian hosts
+  if (bytes && n <= 8) std::memcpy(&x, bytes, n);  // little-endian hosts
   return x ? 63 - __builtin_clzll(x) : 0;
 }
 
@@ -147,12 +147,23 @@ std::string kernel_name_of(cl_kernel k) {
   return s.c_str();
 }
 
+namespace {
+
+// What clSetKernelArg was given: its kind, size, buffer (mem), bytes (scalar) or what it is (unsupported).
+struct ArgValue {
+  ArgInfo::Kind kind = ArgInfo::Kind::unset;
+  size_t size = 0;
+  cl_mem mem = nullptr;
+  const unsigned char* bytes = nullptr;
+  const std::string* why = nullptr;
+};
+
 // Whether setting argument `i` of `k` to `now` may change the class of its launches (decide.cpp, class_key: each
 // argument's kind and size, a buffer's size and flags, the power of two of a scalar the model reads) or which of its
 // arguments are buffers dop follows (kernel_buffers): not another buffer of the same size and flags (a ping-pong), nor
 // another value of a scalar the model does not read (a step counter). A kernel whose model scalars are not known yet
 // has no launch class. Called with t.m held.
-bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgInfo& now) {
+bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgValue& now) {
   const ArgInfo& was = k.args[i];
   if (was.kind != now.kind || was.size != now.size) return true;
   switch (now.kind) {
@@ -163,13 +174,16 @@ bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgInf
              a->second.flags != b->second.flags;
     }
     case ArgInfo::Kind::scalar:
-      return k.class_scalars_known && i < 64 && (k.class_scalars >> i & 1) && scalar_class(was) != scalar_class(now);
+      return k.class_scalars_known && i < 64 && (k.class_scalars >> i & 1) &&
+             scalar_class(was.bytes.data(), was.bytes.size()) != scalar_class(now.bytes, now.size);
     case ArgInfo::Kind::local:
       return false;  // its size is all the class keeps
     default:
       return true;  // an argument dop does not run with (what it is may differ)
   }
 }
+
+}  // namespace
 
 // A buffer gets an alias dop does not follow (a sub-buffer, an image over it): its results are written back now and
 // after every later dop launch, so that the alias always sees them.
@@ -462,7 +476,8 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
     std::lock_guard<std::mutex> l(t.m);
     auto it = t.kernels.find(kernel);
     if (it == t.kernels.end() || arg_index >= it->second.args.size()) return r;
-    ArgInfo a;
+    static const std::string sampler = "sampler";
+    ArgValue a;
     a.size = arg_size;
     if (!arg_value) {
       a.kind = ArgInfo::Kind::local;
@@ -475,19 +490,30 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
         a.mem = m;
       } else if (other != t.other_mems.end()) {
         a.kind = ArgInfo::Kind::unsupported;
-        a.why = other->second;
+        a.why = &other->second;
       } else if (t.samplers.count(reinterpret_cast<cl_sampler>(m))) {
         a.kind = ArgInfo::Kind::unsupported;
-        a.why = "sampler";
+        a.why = &sampler;
       }
     }
     if (a.kind == ArgInfo::Kind::unset) {
       a.kind = ArgInfo::Kind::scalar;
-      const auto* b = static_cast<const unsigned char*>(arg_value);
-      a.bytes.assign(b, b + arg_size);
+      a.bytes = static_cast<const unsigned char*>(arg_value);
     }
     if (changes_class(t, it->second, arg_index, a)) decision_inputs_changed();
-    it->second.args[arg_index] = std::move(a);
+    // Set in place: a scalar set at every launch (a step counter) reuses its bytes' storage.
+    ArgInfo& arg = it->second.args[arg_index];
+    arg.kind = a.kind;
+    arg.size = a.size;
+    arg.mem = a.mem;
+    if (a.bytes)
+      arg.bytes.assign(a.bytes, a.bytes + a.size);
+    else
+      arg.bytes.clear();
+    if (a.why)
+      arg.why = *a.why;
+    else
+      arg.why.clear();
   } catch (...) {
     forget_kernel(kernel);  // unknown state: never run it with dop
   }
