@@ -155,7 +155,7 @@ struct ArgValue {
   size_t size = 0;
   cl_mem mem = nullptr;
   const unsigned char* bytes = nullptr;
-  const std::string* why = nullptr;
+  const char* why = nullptr;
 };
 
 // Whether setting argument `i` of `k` to `now` may change the class of its launches (decide.cpp, class_key: each
@@ -476,7 +476,6 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
     std::lock_guard<std::mutex> l(t.m);
     auto it = t.kernels.find(kernel);
     if (it == t.kernels.end() || arg_index >= it->second.args.size()) return r;
-    static const std::string sampler = "sampler";
     ArgValue a;
     a.size = arg_size;
     if (!arg_value) {
@@ -490,10 +489,10 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
         a.mem = m;
       } else if (other != t.other_mems.end()) {
         a.kind = ArgInfo::Kind::unsupported;
-        a.why = &other->second;
+        a.why = other->second.c_str();
       } else if (t.samplers.count(reinterpret_cast<cl_sampler>(m))) {
         a.kind = ArgInfo::Kind::unsupported;
-        a.why = &sampler;
+        a.why = "sampler";
       }
     }
     if (a.kind == ArgInfo::Kind::unset) {
@@ -511,7 +510,7 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
     else
       arg.bytes.clear();
     if (a.why)
-      arg.why = *a.why;
+      arg.why = a.why;
     else
       arg.why.clear();
   } catch (...) {
