@@ -224,7 +224,7 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
   auto& t = tables();
   bool known_scalars = !s.auto_config;
   {
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "kernel no longer known";
     known_scalars = known_scalars || k->second.class_scalars_known;
@@ -234,7 +234,7 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
     bits = model_scalars(
         *dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line),
         plan.args);
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   auto k = t.kernels.find(kernel);
   if (k == t.kernels.end()) return "kernel no longer known";
   if (!known_scalars) {
@@ -464,7 +464,7 @@ std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint wor
   KernelBuffers kb;
   {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "the kernel is not in the tables";
     name = k->second.name;
@@ -523,7 +523,7 @@ void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const 
 std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
                         const size_t* local, LaunchPlan& plan, bool& tracked) {
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   auto kit = t.kernels.find(kernel);
   tracked = kit != t.kernels.end();
   if (!tracked) return "kernel not created through clCreateKernel/clCreateKernelsInProgram";
@@ -697,7 +697,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
   thread_local std::string key;  // its capacity kept: no allocation per launch
   {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return false;
     class_key(t, k->second, work_dim, global, local, key);

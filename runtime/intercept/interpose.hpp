@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -100,7 +101,10 @@ struct BufferInfo {
 };
 
 struct Tables {
-  std::mutex m;
+  // Held exclusively by everything but clSetKernelArg's update of one kernel's argument, which holds it shared:
+  // OpenCL does not allow one kernel's arguments to be set from two threads at once, so shared holders touch
+  // different kernels, and application threads that set their own kernels' arguments do not wait for each other.
+  std::shared_mutex m;
   std::unordered_map<cl_program, ProgramInfo> programs;
   std::unordered_map<cl_kernel, KernelInfo> kernels;
   std::unordered_map<cl_mem, BufferInfo> buffers;

@@ -66,18 +66,18 @@ void drop_buffer(Tables& t, cl_mem m) {
 // A create call made by dop itself: the handle is dop's, so no stale application entry may remain at its address.
 void forget_mem(cl_mem m) {
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   drop_buffer(t, m);
   t.other_mems.erase(m);
 }
 void forget_kernel(cl_kernel k) {
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   if (t.kernels.erase(k)) decision_inputs_changed();
 }
 void forget_program(cl_program p) {
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   t.programs.erase(p);
 }
 
@@ -85,7 +85,7 @@ void track_other_mem(cl_mem m, const char* what) {
   if (!m) return;
   if (t_inside) return forget_mem(m);
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   drop_buffer(t, m);
   t.other_mems[m] = what;
 }
@@ -94,7 +94,7 @@ void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
   if (!m) return;
   if (t_inside) return forget_mem(m);
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   t.other_mems.erase(m);
   drop_buffer(t, m);
   t.buffers[m] = BufferInfo{size, flags, false, nullptr};
@@ -133,7 +133,7 @@ void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
   }
   {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     t.kernels[k] = std::move(ki);
   }
   forget_launch_classes(k);  // of an earlier kernel at the same address
@@ -191,7 +191,7 @@ void buffer_aliased(cl_mem parent) {
   if (!parent || t_inside) return;
   {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto it = t.buffers.find(parent);
     if (it == t.buffers.end()) return;
     it->second.aliased = true;
@@ -228,7 +228,7 @@ void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb) {
 void note_host_write(cl_mem m, size_t bytes) {
   if (bytes == 0) return;
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   auto b = t.buffers.find(m);
   if (b == t.buffers.end()) return;
   if (b->second.fed_bytes == 0) {
@@ -242,7 +242,7 @@ void clear_host_writes(KernelBuffers& kb) {
   if (kb.fed_bytes == 0) return;
   kb.fed_bytes = 0;
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   for (const auto& mb : kb.mems) {
     auto b = t.buffers.find(mb.first);
     if (b == t.buffers.end() || b->second.fed_bytes == 0) continue;
@@ -254,7 +254,7 @@ void clear_host_writes(KernelBuffers& kb) {
 KernelBuffers kernel_buffers(cl_kernel k) {
   KernelBuffers kb;
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   auto it = t.kernels.find(k);
   if (it != t.kernels.end()) kernel_buffers(t, it->second, kb);
   return kb;
@@ -290,7 +290,7 @@ DOP_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint coun
         src->append(strings[i]);
     }
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     const size_t h = std::hash<std::string>{}(*src);
     t.programs[p] = ProgramInfo{std::move(src), {}, false, h};
   } catch (...) {
@@ -305,7 +305,7 @@ void untracked_program(cl_program p) {
   if (!p) return;
   if (t_inside) return forget_program(p);
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   t.programs[p] = ProgramInfo{};
 }
 }  // namespace
@@ -362,7 +362,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
   std::shared_ptr<const std::string> source;  // for DOP_RECORD
   try {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto it = t.programs.find(program);
     if (it != t.programs.end()) {
       it->second.options = options ? options : "";
@@ -429,7 +429,7 @@ DOP_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret)
   try {
     {
       auto& t = tables();
-      std::lock_guard<std::mutex> l(t.m);
+      std::lock_guard<std::shared_mutex> l(t.m);
       auto it = t.kernels.find(source_kernel);
       if (it != t.kernels.end()) {
         KernelInfo copy = it->second;  // the clone has the source kernel's arguments
@@ -473,7 +473,7 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
   if (r != CL_SUCCESS || t_inside) return r;
   try {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::shared_lock<std::shared_mutex> l(t.m);  // this kernel's entry only (Tables::m)
     auto it = t.kernels.find(kernel);
     if (it == t.kernels.end() || arg_index >= it->second.args.size()) return r;
     ArgValue a;
@@ -526,7 +526,7 @@ DOP_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, 
   if (r != CL_SUCCESS || t_inside) return r;
   try {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto it = t.kernels.find(kernel);
     if (it != t.kernels.end() && arg_index < it->second.args.size()) {
       ArgInfo a;
@@ -549,7 +549,7 @@ DOP_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info para
   if (r != CL_SUCCESS || t_inside) return r;
   try {
     auto& t = tables();
-    std::lock_guard<std::mutex> l(t.m);
+    std::lock_guard<std::shared_mutex> l(t.m);
     auto it = t.kernels.find(kernel);
     if (it != t.kernels.end()) {
       it->second.unsupported = "clSetKernelExecInfo (SVM) was used";
@@ -673,7 +673,7 @@ namespace {
 void track_sampler(cl_sampler s) {
   if (!s) return;
   auto& t = tables();
-  std::lock_guard<std::mutex> l(t.m);
+  std::lock_guard<std::shared_mutex> l(t.m);
   if (t_inside)
     t.samplers.erase(s);
   else
