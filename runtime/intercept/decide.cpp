@@ -155,8 +155,6 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
   return e;
 }
 
-int log2_floor(uint64_t x) { return x ? 63 - __builtin_clzll(x) : 0; }
-
 // The launch's class key (t.m held), into `key`: what its decision is kept for. The argument signature (each
 // argument's kind; a buffer's size and flags; a scalar's size), the work dimensions, the work-items to the power of
 // two below (so that an NDRange that shrinks step by step meets its class again), the local size as given, and for
@@ -167,10 +165,8 @@ void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const siz
                std::string& key) {
   key.clear();
   auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
-  uint64_t items = 1;
-  for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
   key += char(work_dim);
-  key += char(log2_floor(items));
+  key += char(items_class(work_dim, global));
   if (local)
     put(local, work_dim * sizeof(size_t));
   else
@@ -405,7 +401,7 @@ struct NativeRepeat {
   cl_command_queue queue = nullptr;  // the launch's, on `dev` (a queue released changes the epoch)
   cl_device_id dev = nullptr;
   cl_uint work_dim = 0;
-  int items_class = 0;  // the power of two of the work-items
+  int items = 0;  // the power of two of the work-items (items_class)
   bool open_local = true;
   size_t local[3] = {};
   const DopState::ClassMemo* cls = nullptr;  // a node of the kernel's memo: erased only with a change of the epoch
@@ -413,10 +409,7 @@ struct NativeRepeat {
 
   // The shape part of the class key (class_key): work dimensions, the power of two of the work-items, the local size.
   bool same_shape(cl_uint dims, const size_t* global, const size_t* loc) const {
-    if (dims != work_dim || !global || open_local != !loc) return false;
-    uint64_t items = 1;
-    for (cl_uint d = 0; d < dims; ++d) items *= global[d];
-    if (log2_floor(items) != items_class) return false;
+    if (dims != work_dim || !global || open_local != !loc || items_class(dims, global) != items) return false;
     for (cl_uint d = 0; loc && d < dims; ++d)
       if (loc[d] != local[d]) return false;
     return true;
@@ -438,10 +431,8 @@ void remember_native(cl_kernel kernel, uint64_t epoch, cl_command_queue queue, c
                      const size_t* global, const size_t* local, const DopState::ClassMemo& c) {
   NativeRepeat* r = repeat_of(kernel);
   if (!r) r = &t_repeats[t_repeats_next++ % kRepeats];
-  *r = NativeRepeat{kernel, epoch, queue, dev, work_dim, 0, !local, {}, &c, c.model_pending};
-  uint64_t items = 1;
-  for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
-  r->items_class = log2_floor(items);
+  *r =
+      NativeRepeat{kernel, epoch, queue, dev, work_dim, items_class(work_dim, global), !local, {}, &c, c.model_pending};
   if (local) std::copy(local, local + work_dim, r->local);
 }
 

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -133,6 +134,16 @@ void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb);
 /// launch is fed from the host.
 bool host_writes_pending();
 
+/// The floor of log2 of `x` (0 for 0).
+inline int log2_floor(uint64_t x) { return x ? 63 - __builtin_clzll(x) : 0; }
+/// The power of two of a launch's work-items (log2_floor of their product): what a launch class keeps of the NDRange,
+/// so that an NDRange that shrinks step by step meets its class again (decide.cpp, class_key). Inline: the launch
+/// path's repeat check (native_again) reads it at every launch.
+inline int items_class(cl_uint work_dim, const size_t* global) {
+  uint64_t items = 1;
+  for (cl_uint d = 0; d < work_dim; ++d) items *= global[d];
+  return log2_floor(items);
+}
 /// The power of two of a scalar argument's value, `n` bytes at `bytes` (the floor of its log2, 0 for 0; little-endian,
 /// up to 8 bytes): what a launch class keeps of a scalar the model's size expressions read (decide.cpp, class_key).
 int scalar_class(const void* bytes, size_t n);

@@ -51,7 +51,7 @@ bool host_writes_pending() { return g_fed_buffers.load(std::memory_order_relaxed
 int scalar_class(const void* bytes, size_t n) {
   uint64_t x = 0;
   if (bytes && n <= 8) std::memcpy(&x, bytes, n);  // little-endian hosts
-  return x ? 63 - __builtin_clzll(x) : 0;
+  return log2_floor(x);
 }
 
 // A buffer's entry goes (t.m held).
