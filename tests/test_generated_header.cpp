@@ -16,9 +16,10 @@ std::string model_path(const char* name) {
   return std::string(DOP_SOURCE_DIR) + "/tests/data/models/" + name + ".json";
 }
 
+// Returns how many of the decisions the model's mixing margin moved from the highest output.
 template <class Predict, class Features, class Decide>
-void compare(const char* name, int num_features, int num_code, const char* const* feature_names, Predict predict,
-             Features features, Decide decide) {
+int compare(const char* name, int num_features, int num_code, const char* const* feature_names, Predict predict,
+            Features features, Decide decide) {
   const auto p = dop::pred::Predictor::load(model_path(name));
   const auto& m = p.model();
   REQUIRE(size_t(num_features) == m.features.size());
@@ -28,6 +29,7 @@ void compare(const char* name, int num_features, int num_code, const char* const
   std::vector<float> mine(m.features.size()), theirs(m.features.size());
   std::vector<double> scores(p.num_configs());
   const auto configs = m.configs();
+  int moved = 0;
   for (int k = 0; k < 300; ++k) {
     dop::pred::LaunchShape l;
     l.work_dim = 1 + unsigned(rng() % 3);
@@ -54,7 +56,10 @@ void compare(const char* name, int num_features, int num_code, const char* const
     CHECK(h.cpu_util == d.config.cpu);
     CHECK(h.gpu_util == d.config.gpu);
     CHECK(std::abs(h.predicted - d.predicted) <= 1e-12 * std::max(1.0, std::abs(d.predicted)));
+    p.scores(code.data(), l, scores.data());
+    moved += dop::pred::pick_config(configs, scores.data(), 0) != d.index;
   }
+  return moved;
 }
 
 }  // namespace
@@ -62,17 +67,23 @@ void compare(const char* name, int num_features, int num_code, const char* const
 TEST_CASE("a generated decision-tree header equals the predictor", "[predictor][header]") {
   namespace h = dop_test_model_dt;
   CHECK(std::string(h::kModelType) == "dt");
-  compare("dt", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide);
+  CHECK(h::kMixedMargin == 0);
+  CHECK(0 == compare("dt", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide));
 }
 
 TEST_CASE("a generated boosted-trees header equals the predictor", "[predictor][header]") {
   namespace h = dop_test_model_gbt;
   CHECK(std::string(h::kModelType) == "gbt");
-  compare("gbt", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide);
+  CHECK(h::kMixedMargin == 0);
+  CHECK(0 ==
+        compare("gbt", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide));
 }
 
 TEST_CASE("a generated linear header equals the predictor", "[predictor][header]") {
   namespace h = dop_test_model_linear;
   CHECK(std::string(h::kModelType) == "linear");
-  compare("linear", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide);
+  // Its file has a mixing margin (0.05): the header applies it as the predictor does, and it moves some decisions.
+  CHECK(h::kMixedMargin == 0.05);
+  CHECK(0 <
+        compare("linear", h::kNumFeatures, h::kNumCodeFeatures, h::kFeatureNames, h::predict, h::features, h::decide));
 }

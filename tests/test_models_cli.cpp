@@ -251,7 +251,15 @@ TEST_CASE("dop train: cross-validation, leave-one-kernel-out, model and header",
   CHECK(j["loko"]["per_kernel"].size() == 15);
   CHECK(j["model"]["path"] == model);
   CHECK(read_file(model).rfind("{\n \"format\": \"dop-model/1\"", 0) == 0);
-  CHECK_THAT(read_file(header), Catch::Contains("inline Decision decide("));
+  CHECK(parse(read_file(model))["decision"]["mixed_margin"] == 0.05);  // the default margin for mixing devices
+  CHECK_THAT(read_file(header), Catch::Contains("inline Decision decide(") &&
+                                    Catch::Contains("inline constexpr double kMixedMargin = 0.05"));
+  r = run_command(dop_binary() + " train " + kData + " --model dt --cv 0 --no-loko --mixed-margin 0 --out " + model);
+  REQUIRE(r.rc == 0);
+  CHECK_FALSE(parse(read_file(model)).contains("decision"));  // no margin: the highest output, as before
+  r = run_command(dop_binary() + " train " + kData + " --model dt --cv 0 --no-loko --mixed-margin 1.5");
+  CHECK(r.rc == 2);
+  CHECK_THAT(r.out, Catch::Contains("--mixed-margin"));
 
   r = run_command(dop_binary() + " train " + kData + " --model linear --cv 100 --no-loko");
   REQUIRE(r.rc == 0);

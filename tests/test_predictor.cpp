@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -328,6 +329,44 @@ TEST_CASE("every fast evaluation equals one walk per configuration", "[predictor
   }
 }
 
+TEST_CASE("the mixing margin: both devices only where they beat every other configuration by more", "[predictor]") {
+  const std::vector<Config> grid = {{0, 1}, {1, 0}, {1, 0.5}, {0.5, 0.5}};
+  const double plain[] = {0.90, 0.92, 0.95, 0.60};
+  CHECK(pick_config(grid, plain, 0) == 2);     // the highest output
+  CHECK(pick_config(grid, plain, 0.05) == 1);  // (1, 0.5) beats (1, 0) by 0.03 only
+  CHECK(pick_config(grid, plain, 0.02) == 2);  // ... which is more than 0.02
+  const double far[] = {0.50, 0.60, 0.99, 0.98};
+  CHECK(pick_config(grid, far, 0.05) == 2);  // far enough ahead: both devices
+  const double ties[] = {0.9, 0.9, 0.95, 0.9};
+  CHECK(pick_config(grid, ties, 0.05) == 0);  // the first of equal values in grid order
+  const double nan_first[] = {std::nan(""), 0.5, -std::numeric_limits<double>::infinity(), 0.4};
+  CHECK(pick_config(grid, nan_first, 0) == 1);  // NaN and -inf are never picked over a number
+  const double none[] = {std::nan(""), std::nan(""), std::nan(""), std::nan("")};
+  CHECK(pick_config(grid, none, 0) == 0);
+
+  // The predictor decides with its model's margin, and the file carries it.
+  Model m = hand_model();
+  const auto l = LaunchShape::parse("1024", "64");
+  const CodeFeatures c{{{"a", 1}, {"b", 0}}, {}};
+  const auto scores = Predictor(m).scores(c, l);
+  const auto configs = m.configs();
+  for (double margin : {0.0, 0.05, 0.3, 0.9}) {
+    m.mixed_margin = margin;
+    const std::string path = tmp("margin.json");
+    m.save(path);
+    const Model back = Model::load(path);
+    CHECK(back.mixed_margin == margin);
+    CHECK((dop::test::read_file(path).find("\"mixed_margin\"") != std::string::npos) == (margin > 0));
+    const auto d = Predictor(back).decide(c, l);
+    CHECK(d.index == pick_config(configs, scores.data(), margin));
+    CHECK(d.predicted == scores[d.index]);  // the model's own output, not less the margin
+  }
+  // The hand model's best, (0.75, 0) at 1.0, is a single device: every margin keeps it; one that moves the decision
+  // is checked above.
+  m.mixed_margin = 0.9;
+  CHECK(Predictor(m).decide(c, l).config.gpu == 0);
+}
+
 TEST_CASE("model files round-trip exactly", "[predictor]") {
   const Model m = random_model(99, 20, 6);
   const std::string path = tmp("roundtrip.json");
@@ -368,6 +407,13 @@ TEST_CASE("bad model files are refused with the file and the problem", "[predict
   refuse(replace(good, "ceil(num_groups / gpu_units)", "num_groups"), "differs from this predictor's");
   refuse(replace(good, "\"type\": \"gbt\"", "\"type\": \"svm\""), "model type 'svm'");
   refuse(replace(good, "\"cpu_levels\": [", "\"cpu_levels\": [\"0\","), "$.grid.cpu_levels[0]: not a number");
+  refuse(replace(good, "\"features\": [", "\"decision\": {\"mixed_margin\": 1.5}, \"features\": ["),
+         "decision.mixed_margin 1.5");
+  refuse(replace(good, "\"features\": [", "\"decision\": {\"mixed_margin\": \"x\"}, \"features\": ["),
+         "$.decision.mixed_margin: not a number");
+  refuse(replace(replace(good, "normalised_performance", "score"), "\"features\": [",
+                 "\"decision\": {\"mixed_margin\": 0.05}, \"features\": ["),
+         "decision.mixed_margin needs a model whose output is normalised_performance");
   CHECK_THROWS_WITH(Model::load(tmp("does-not-exist.json")), Catch::Contains("cannot be read"));
 }
 

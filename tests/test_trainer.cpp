@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -348,6 +349,7 @@ TEST_CASE("cross-validation is grouped by workload: no leakage", "[trainer]") {
   train::TrainOptions o;
   o.type = "dt";
   o.params = {{"max_depth", "20"}, {"min_child_weight", "0"}};
+  o.mixed_margin = 0;  // decided by the highest output: what the tree memorised, mixed configurations included
   // In-sample, the deep tree memorises every workload's best configuration...
   const auto in_sample = train::evaluate_model(train::train(d, train::all_workloads(d), o), d);
   CHECK(in_sample.strategies[0].correct_share > 0.9);
@@ -968,4 +970,55 @@ TEST_CASE("the shipped H100 models score the real workloads exactly as the refer
     }
     CHECK(chosen.size() > 2);  // not one constant answer
   }
+}
+
+TEST_CASE("the decision's mixing margin: both devices only where the model expects them to gain more", "[trainer]") {
+  // Both devices at full share are 10 % faster than the CPU alone in every workload, the GPU alone far slower.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(1.0, 1.01);
+  std::string text = header_line();
+  for (size_t w = 0; w < 24; ++w)
+    for (int c = 0; c <= 4; ++c)
+      for (int g = 0; g <= 8; ++g) {
+        if (!c && !g) continue;
+        SynthRow r;
+        r.workload = "w" + std::to_string(w);
+        r.kernel = "k" + std::to_string(w % 6);
+        r.set = w % 4 == 0 ? "real" : "paper";
+        r.gx = 1024 * (w + 1);
+        r.features = {"1", "4", ""};
+        r.cpu = c / 4.0;
+        r.gpu = g / 8.0;
+        r.time = u(rng) * (c ? 2 - r.cpu - 0.2 * r.gpu : 4);
+        text += row_line(r);
+      }
+  const auto d = train::load_dataset(write_text("margin.csv", text));
+  train::TrainOptions o;
+  o.type = "gbt";
+  o.params["rounds"] = "40";
+  // The default: kDefaultMixedMargin for models of normalised performance, none for rankings; --mixed-margin's.
+  const std::vector<size_t> all = [&] {
+    std::vector<size_t> v(d.workloads.size());
+    std::iota(v.begin(), v.end(), 0);
+    return v;
+  }();
+  CHECK(train::train(d, all, o).mixed_margin == train::kDefaultMixedMargin);
+  o.type = "rank";
+  CHECK(train::train(d, all, o).mixed_margin == 0);
+  o.mixed_margin = 0.1;
+  CHECK_THROWS_WITH(train::train(d, all, o), Catch::Contains("mixed_margin needs a model whose output is normalised"));
+  o.type = "gbt";
+  CHECK(train::train(d, all, o).mixed_margin == 0.1);
+  // Evaluations decide as the predictor does: (1, 1) gains 10 %, more than a margin of 0.05, less than one of 0.3.
+  auto mixed_decisions = [&](double margin) {
+    o.mixed_margin = margin;
+    const auto e = train::evaluate_test_set(d, o, "real");
+    REQUIRE(e.outcomes.size() == 6);
+    size_t mixed = 0;
+    for (const auto& x : e.outcomes) mixed += d.configs[x.predicted].cpu > 0 && d.configs[x.predicted].gpu > 0;
+    return mixed;
+  };
+  CHECK(mixed_decisions(0) == 6);
+  CHECK(mixed_decisions(0.05) == 6);
+  CHECK(mixed_decisions(0.3) == 0);
 }

@@ -163,6 +163,7 @@ struct TrainFlags {
   bool no_loko = false, json = false, no_derived = false, estimate = false, verbose = false, score_partial = false;
   int gpu_units = 0, threads = 0;
   uint64_t seed = 1;
+  double mixed_margin = -1;  // negative: the trainer's default for the model type
 };
 
 void print_problems(const train::Dataset& d, bool verbose) {
@@ -215,6 +216,7 @@ void run_train(const TrainFlags& f) {
   o.derived = !f.no_derived;
   o.sample_configs = f.sample_configs;
   o.score_partial = f.score_partial;
+  o.mixed_margin = f.mixed_margin;
   for (const auto& p : f.params) {
     const auto [key, value] = key_value(p, "--param", "KEY=VALUE");
     o.params[key] = value;
@@ -339,6 +341,11 @@ void add_models(CLI::App& app) {
     cmd->add_option("--namespace", f->ns, "Namespace of the header (default: from its file name)");
     cmd->add_option("--set-weight", f->set_weights,
                     "SET=WEIGHT: sample weight of the rows of a workload set (dt, rf, gbt; default 1); repeatable");
+    cmd->add_option("--mixed-margin", f->mixed_margin,
+                    "The decision's margin for both devices (normalised performance): a configuration of both is "
+                    "picked only where its output beats every other by more (default 0.05; 0: the highest output; "
+                    "rank models: 0)")
+        ->check(CLI::Range(0.0, 0.99));
     cmd->add_option("--param", f->params, "KEY=VALUE: XGBoost parameter, rounds, or lambda (linear); repeatable");
     cmd->add_option("--platform", f->platform,
                     "Platform record (dop characterize): GPU compute units, and the figures of the estimate features");

@@ -49,6 +49,10 @@ void Model::validate(const std::string& origin) const {
     bad("model type '" + type + "' is not one of dt, rf, gbt, rank, linear");
   if (output != "normalised_performance" && output != "score")
     bad("output '" + output + "' is not normalised_performance or score");
+  if (!(mixed_margin >= 0 && mixed_margin < 1))
+    bad("decision.mixed_margin " + std::to_string(mixed_margin) + " is not in [0, 1)");
+  if (mixed_margin > 0 && output != "normalised_performance")
+    bad("decision.mixed_margin needs a model whose output is normalised_performance, not '" + output + "'");
   if (cpu_levels.empty() || gpu_levels.empty()) bad("grid: empty cpu_levels or gpu_levels");
   for (const auto* lv : {&cpu_levels, &gpu_levels})
     for (size_t i = 0; i < lv->size(); ++i) {
@@ -233,6 +237,7 @@ std::string Model::to_json(int indent) const {
   if (!platform.devices.empty()) j["platform"]["devices"] = platform.devices;
   j["grid"] = {{"cpu_levels", cpu_levels}, {"gpu_levels", gpu_levels}};
   if (platform.figures) j["estimate"] = figures_to_json(*platform.figures);
+  if (mixed_margin > 0) j["decision"] = {{"mixed_margin", mixed_margin}};
   nlohmann::ordered_json fs = nlohmann::ordered_json::array();
   for (const auto& f : features) {
     nlohmann::ordered_json e = {{"name", f.name}, {"source", source_name(f.source)}};
@@ -342,6 +347,10 @@ Model Model::parse(const std::string& text, const std::string& origin) {
   m.cpu_levels = grid.at("cpu_levels").numbers<double>();
   m.gpu_levels = grid.at("gpu_levels").numbers<double>();
   if (root.has("estimate")) m.platform.figures = figures_from_json(j["estimate"], "$.estimate", origin);
+  if (root.has("decision")) {
+    const Node dec = root.at("decision");
+    if (dec.has("mixed_margin")) m.mixed_margin = dec.at("mixed_margin").num();
+  }
   const Node fs = root.at("features");
   for (size_t i = 0; i < fs.size(); ++i) {
     const Node e = fs.at(i);

@@ -1,5 +1,6 @@
 // The predictor: every configuration of the grid evaluated per launch decision by a scoring backend (scorer.hpp),
 // decisions memoised (memo.hpp).
+#include <limits>
 #include <memory>
 
 #include "dop/predictor.hpp"
@@ -63,23 +64,31 @@ std::vector<double> Predictor::scores(const CodeFeatures& code, const LaunchShap
 
 double Predictor::predict_row(const float* x) const { return row_output(impl_->model, x); }
 
+size_t pick_config(const std::vector<Config>& configs, const double* scores, double mixed_margin) {
+  // The first of equal values: the best so far in a register, not reloaded per configuration. -inf starts it, so
+  // that a NaN (which compares false) is never taken over a number.
+  size_t best = 0;
+  double best_value = -std::numeric_limits<double>::infinity();
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const double v = configs[c].cpu > 0 && configs[c].gpu > 0 ? scores[c] - mixed_margin : scores[c];
+    if (v > best_value) {
+      best = c;
+      best_value = v;
+    }
+  }
+  return best;
+}
+
 Decision Predictor::decide(const double* code, const LaunchShape& launch) const {
   const size_t C = impl_->configs.size();
   thread_local std::vector<double> out;
   out.resize(C);
   scores(code, launch, out.data());
-  // The first of equal outputs: the best output so far in a register, not reloaded per configuration.
-  size_t best = 0;
-  double best_out = out[0];
-  for (size_t c = 1; c < C; ++c)
-    if (out[c] > best_out) {
-      best = c;
-      best_out = out[c];
-    }
+  const size_t best = pick_config(impl_->configs, out.data(), impl_->model.mixed_margin);
   Decision d;
   d.config = impl_->configs[best];
   d.index = best;
-  d.predicted = best_out;
+  d.predicted = out[best];
   return d;
 }
 

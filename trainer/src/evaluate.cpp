@@ -137,7 +137,10 @@ size_t predict_best(const pred::Predictor& p, const pred::Model& m, const Datase
   const auto code = w.code_vector(m.features, d.code_keys);
   std::vector<double> s(p.num_configs());
   p.scores(code.data(), w.launch, s.data());
-  return best_measured(w, s);
+  // As the predictor decides (pred::pick_config), among the configurations measured.
+  for (size_t c = 0; c < s.size(); ++c)
+    if (std::isnan(w.time_ms[c])) s[c] = -std::numeric_limits<double>::infinity();
+  return pred::pick_config(m.configs(), s.data(), m.mixed_margin);
 }
 
 bool decided(const Workload& w, const TrainOptions& o) { return w.complete || o.score_partial; }

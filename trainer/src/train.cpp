@@ -153,6 +153,7 @@ pred::Model shell(const Dataset& data, const TrainOptions& o) {
   pred::Model m;
   m.type = o.type;
   m.output = o.type == "rank" ? "score" : "normalised_performance";
+  m.mixed_margin = o.mixed_margin >= 0 ? o.mixed_margin : o.type == "rank" ? 0 : kDefaultMixedMargin;
   m.platform = detail::platform_of(data, o);
   m.cpu_levels = data.cpu_levels;
   m.gpu_levels = data.gpu_levels;

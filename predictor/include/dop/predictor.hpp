@@ -175,6 +175,11 @@ struct Model {
   std::vector<LinearTerm> terms;
   /// Training metadata (dataset, parameters, metrics, timings) as a JSON object text; not used for prediction.
   std::string training = "{}";
+  /// The decision's margin for mixing the devices (normalised performance, models whose output is that): a
+  /// configuration that uses both devices is picked only where its output beats every other by more than this, so
+  /// both devices run only where the model expects them to gain more than its own error (pick_config). The file's
+  /// "decision": {"mixed_margin": M}; 0 (files without it): the highest output, as before.
+  double mixed_margin = 0;
 
   bool is_tree_model() const { return !trees.empty(); }
   /// The grid's configurations in grid order: CPU level major, GPU level minor, without (0, 0).
@@ -221,6 +226,11 @@ void feature_vector(const std::vector<Feature>& features, const Platform& platfo
 /// share (the estimate's inputs and its best) is computed once. The same values as feature_vector's.
 void feature_vectors(const std::vector<Feature>& features, const Platform& platform, const double* code,
                      const LaunchShape& launch, const std::vector<Config>& configs, float* out);
+
+/// The configuration a decision picks from a model's outputs `scores` (one per configuration, grid order): the
+/// highest, where a configuration that uses both devices counts `mixed_margin` less (Model::mixed_margin); the first
+/// of equal values in grid order. A NaN or -inf output is never picked unless every output is one (then the first).
+size_t pick_config(const std::vector<Config>& configs, const double* scores, double mixed_margin);
 
 /// The outcome of one launch decision.
 struct Decision {

@@ -124,7 +124,14 @@ struct TrainOptions {
   /// Sample weight of the rows of each named workload set (dt, rf, gbt); other sets' rows weigh 1. A sampled set
   /// of few workloads (the span set's 12 configurations each) is otherwise outweighed by a large full-grid one.
   std::map<std::string, double> set_weights;
+  /// The model's decision margin for mixing the devices (pred::Model::mixed_margin; normalised performance): a
+  /// configuration of both devices is picked only where its output beats every other by more. Negative: the
+  /// default, kDefaultMixedMargin for the models whose output is normalised performance, 0 for rank.
+  double mixed_margin = -1;
 };
+
+/// The mixing margin a model gets unless --mixed-margin says otherwise (docs/models.md, "The decision").
+constexpr double kDefaultMixedMargin = 0.05;
 
 /// The effective parameters of a model type after overrides (what train() uses), as strings.
 std::map<std::string, std::string> effective_params(const TrainOptions& options);
