@@ -402,6 +402,19 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
   REQUIRE(r.rc == 0);
   CHECK(dop::test::read_file(tsv).find("tiny --launches 20\tdop:1,0@tree\t") != std::string::npos);
   std::remove(tsv.c_str());
+  // --models NAME=MODEL: auto once per model, in the same rounds (here two copies of a committed model).
+  const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
+  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop '" + dop::test::dop_binary() + "' --models 'a=" +
+                  model + "' --models 'b=" + model + "' --apps 'tiny --launches 20' --repeat 1 --configs none --tsv '" +
+                  tsv + "'");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  for (const char* mode : {"tiny --launches 20\tdop:auto=a\t", "tiny --launches 20\tdop:auto=b\t"})
+    CHECK(dop::test::read_file(tsv).find(mode) != std::string::npos);
+  std::remove(tsv.c_str());
+  r = run_command("'" + driver + "' --models a=/nonexistent.json --apps tiny");
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("cannot read the model /nonexistent.json (--models a)") != std::string::npos);
 
   // A stand-in for a bit-exact application whose output differs between runs: its checksum is its APP_DEVICE.
   const std::string fake = std::string(DOP_BINARY_DIR) + "/test_apps_fake";

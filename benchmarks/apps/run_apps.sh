@@ -19,8 +19,9 @@ apps="stencil,gemm_chain,lu,compute,tiny,tiny --ooo,tiny --threads 2,stream,stre
 json=""
 tsv=""
 dop_args=()
-declare -A libs=() lib_dops=()
+declare -A libs=() lib_dops=() models_by=()
 lib_names=()
+model_names=()
 # The dop binary of a --lib NAME: its build folder's, else --dop.
 lib_dop() { echo "${lib_dops[$1]:-$dop}"; }
 
@@ -32,6 +33,8 @@ usage: $0 [options]
   --warmup N        untimed runs of every mode first (default $warmup): warms on-disk kernel caches (PoCL's)
   --configs "C..."  dop configurations, space-separated (default "$configs"); "none" for native only
   --model M         also run under dop exec --config auto --model M
+  --models NAME=M   run auto once per model given (repeatable; modes auto=NAME), to compare models (e.g. before and
+                    after retraining) in the same interleaved runs
   --apps "A,B..."   comma-separated applications, each with its arguments (default "$apps")
   --dop PATH        the dop binary (default $dop)
   --bin DIR         the applications' folder (default $bin)
@@ -52,7 +55,7 @@ die() {
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --size | --repeat | --warmup | --configs | --model | --apps | --dop | --bin | --dop-arg | --lib | --json | --tsv)
+    --size | --repeat | --warmup | --configs | --model | --models | --apps | --dop | --bin | --dop-arg | --lib | --json | --tsv)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case "$1" in
         --size) size=$2 ;;
@@ -64,6 +67,12 @@ while [[ $# -gt 0 ]]; do
         --dop) dop=$2 ;;
         --bin) bin=$2 ;;
         --dop-arg) dop_args+=("$2") ;;
+        --models)
+          [[ $2 == ?*=?* ]] || die "--models takes NAME=MODEL, not '$2'"
+          [[ -z ${models_by[${2%%=*}]:-} ]] || die "--models: '${2%%=*}' is given twice"
+          models_by[${2%%=*}]=${2#*=}
+          model_names+=("${2%%=*}")
+          ;;
         --lib)
           [[ $2 == ?*=?* ]] || die "--lib takes NAME=LIB, not '$2'"
           libs[${2%%=*}]=${2#*=}
@@ -103,6 +112,10 @@ if [[ -n $model ]]; then
     for l in "${lib_names[@]}"; do modes+=("dop:auto@$l"); done
   fi
 fi
+for n in "${model_names[@]}"; do
+  [[ -r ${models_by[$n]} ]] || die "cannot read the model ${models_by[$n]} (--models $n)"
+  modes+=("dop:auto=$n")
+done
 for c in $configs; do
   if [[ ${#lib_names[@]} -eq 0 ]]; then
     modes+=("dop:$c")
@@ -149,6 +162,8 @@ run_one() {
     native-cpu) APP_DEVICE=cpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:auto) env -u APP_DEVICE "$dop" exec --config auto --model "$model" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
+    dop:auto=*) env -u APP_DEVICE "$dop" exec --config auto --model "${models_by[${mode#dop:auto=}]}" "${dop_args[@]}" \
+      -- "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:auto@*) env -u APP_DEVICE "$(lib_dop "${mode#dop:auto@}")" exec --config auto --model "$model" --lib "${libs[${mode#dop:auto@}]}" \
       "${dop_args[@]}" -- "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:*@*)
