@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "launch.hpp"
 
@@ -220,7 +221,7 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
   auto& t = tables();
   bool known_scalars = !s.auto_config;
   {
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "kernel no longer known";
     known_scalars = known_scalars || k->second.class_scalars_known;
@@ -230,7 +231,7 @@ std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, 
     bits = model_scalars(
         *dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line),
         plan.args);
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   auto k = t.kernels.find(kernel);
   if (k == t.kernels.end()) return "kernel no longer known";
   if (!known_scalars) {
@@ -406,6 +407,12 @@ struct NativeRepeat {
   size_t local[3] = {};
   const DopState::ClassMemo* cls = nullptr;  // a node of the kernel's memo: erased only with a change of the epoch
   bool pending = false;
+  // A pending class's launches before `counted_until` are counted here (`uncounted`), without dop's lock, and added
+  // to the class's count by the next launch that takes it: the one at or after `counted_until` (when the class may
+  // have spent a share of its budget that matters, below) or the kUncounted-th. Only while no launch of the class
+  // was timed: its budget is then the wall time since its first launch, which the count does not move.
+  Clock::time_point counted_until{};
+  int uncounted = 0;
 
   // The shape part of the class key (class_key): work dimensions, the power of two of the work-items, the local size.
   bool same_shape(cl_uint dims, const size_t* global, const size_t* loc) const {
@@ -427,14 +434,32 @@ NativeRepeat* repeat_of(cl_kernel kernel) {
   return nullptr;
 }
 
+// Until when a pending class's launches need no check of its budget (NativeRepeat::counted_until): the first share of
+// its budget that matters and is not spent by `now` (the quarter that starts the model's reading, then the whole),
+// from the class's first launch; `now` where a launch was timed (every launch is then counted under dop's lock).
+// Called with s.m held.
+Clock::time_point counted_until(const DopState& s, const DopState::Measured& m, Clock::time_point now) {
+  if (m.native_n != 0 || m.launches == 0) return now;
+  for (double share : {kModelReadingShare, 1.0}) {
+    const auto until = m.first + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double, std::milli>(share * s.explore_ms));
+    if (until > now) return until;
+  }
+  return now;
+}
+
 void remember_native(cl_kernel kernel, uint64_t epoch, cl_command_queue queue, cl_device_id dev, cl_uint work_dim,
-                     const size_t* global, const size_t* local, const DopState::ClassMemo& c) {
+                     const size_t* global, const size_t* local, const DopState::ClassMemo& c,
+                     Clock::time_point counted) {
   NativeRepeat* r = repeat_of(kernel);
   if (!r) r = &t_repeats[t_repeats_next++ % kRepeats];
-  *r =
-      NativeRepeat{kernel, epoch, queue, dev, work_dim, items_class(work_dim, global), !local, {}, &c, c.model_pending};
+  *r = NativeRepeat{kernel, epoch, queue,           dev,     work_dim, items_class(work_dim, global), !local,
+                    {},     &c,    c.model_pending, counted, 0};
   if (local) std::copy(local, local + work_dim, r->local);
 }
+
+// The most launches a thread counts for a pending class before it adds them to the class's count.
+constexpr int kUncounted = 256;
 
 // DOP_TEST_CHECK_REPEATS=1 (tests only): each launch repeated from the cache is checked against what the full decision
 // reads (a line on stderr, `repeat mismatch:`, where they differ) and said in the log (`repeat=native`).
@@ -455,7 +480,7 @@ std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint wor
   KernelBuffers kb;
   {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "the kernel is not in the tables";
     name = k->second.name;
@@ -514,7 +539,7 @@ void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const 
 std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
                         const size_t* local, LaunchPlan& plan, bool& tracked) {
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   auto kit = t.kernels.find(kernel);
   tracked = kit != t.kernels.end();
   if (!tracked) return "kernel not created through clCreateKernel/clCreateKernelsInProgram";
@@ -688,7 +713,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
   thread_local std::string key;  // its capacity kept: no allocation per launch
   {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return false;
     class_key(t, k->second, work_dim, global, local, key);
@@ -724,7 +749,8 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     // of dop's to flush (no buffer states) and no host writes to spend: its next launches may repeat it (native_again).
     const bool settled = d.automatic && !c.model_pending && native_route(c.model_config, dev, s.sel);
     if (no_states && kb.fed_bytes == 0 && (c.model_pending || settled))
-      remember_native(kernel, epoch, queue, dev, work_dim, global, local, c);
+      remember_native(kernel, epoch, queue, dev, work_dim, global, local, c,
+                      c.model_pending ? counted_until(s, *c.measured, budget_now()) : Clock::time_point{});
     if (log_enabled()) name = memo.name;
   }
   return true;
@@ -738,19 +764,26 @@ bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, co
   // of dop's results before a native kernel: none while dop has never run with a buffer).
   const bool checking = checking_repeats();
   if ((log_enabled() && !checking) || any_buffer_state() || host_writes_pending()) return false;
-  const NativeRepeat* r = repeat_of(kernel);
+  NativeRepeat* r = repeat_of(kernel);
   if (!r || r->epoch != decision_epoch() || !r->same_shape(work_dim, global, local)) return false;
   if (queue != r->queue && queue_device(queue) != r->dev) return false;  // another queue on another device
   if (!r->pending && !checking) return true;                             // settled: nothing to count
   try {
     Inside guard;
     if (r->pending) {  // not asked yet: counted for the class's budget; the launch that spends it goes to decide()
+      const auto now = budget_now();
+      if (!checking && now < r->counted_until && r->uncounted < kUncounted) {
+        ++r->uncounted;  // no share of the budget that matters can be spent before counted_until
+        return true;
+      }
       DopState& s = dop_state();
       std::lock_guard<std::mutex> l(s.m);
       if (r->epoch != decision_epoch()) return false;  // decided or forgotten meanwhile: r->cls may be gone
-      const auto now = budget_now();
-      if (exploration_budget_spent(s, *r->cls->measured, now)) return false;
+      DopState::Measured& m = *r->cls->measured;
+      m.launches += std::exchange(r->uncounted, 0);
+      if (exploration_budget_spent(s, m, now)) return false;
       count_before_model(s, *r->cls, now);
+      r->counted_until = counted_until(s, m, now);
     }
     if (checking) {
       std::string name;

@@ -113,6 +113,9 @@ struct Tables {
   std::unordered_set<cl_sampler> samplers;
 };
 Tables& tables();  // never destroyed: the application may call OpenCL from its own static destructors
+/// The tables' lock held exclusively, for everything that may change them: the tables' generation changes with it,
+/// so that what a thread's clSetKernelArg remembers of them (tables.cpp, SetArgMemo) is looked up again.
+std::unique_lock<std::shared_mutex> lock_tables(Tables& t);
 
 // The buffer arguments of a tracked kernel as they are set now: (buffer, its flags) each; `known` is false for a
 // kernel the tables do not know, or one with an argument that aliases buffers dop does not follow (an SVM pointer,

@@ -72,7 +72,7 @@ std::unique_lock<std::mutex> when_idle(BufferState& st) {
 
 std::shared_ptr<BufferState> buffer_state(cl_mem m, bool create) {
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   auto it = t.buffers.find(m);
   if (it == t.buffers.end()) return nullptr;
   if (!it->second.state && create) {
@@ -255,7 +255,7 @@ void flush_and_drop_all(cl_command_queue queue) {
   std::vector<std::shared_ptr<BufferState>> all;
   {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     for (auto& [m, b] : t.buffers)
       if (b.state) all.push_back(b.state);
   }

@@ -38,6 +38,18 @@ Tables& tables() {
   return *t;
 }
 
+namespace {
+// Changes with every exclusive hold of the tables' lock (lock_tables): what a thread remembers of the tables
+// (SetArgMemo) is valid while it has not changed.
+std::atomic<uint64_t> g_tables_generation{1};
+}  // namespace
+
+std::unique_lock<std::shared_mutex> lock_tables(Tables& t) {
+  std::unique_lock<std::shared_mutex> l(t.m);
+  g_tables_generation.fetch_add(1, std::memory_order_release);
+  return l;
+}
+
 // How many buffers hold writes from the host not yet spent by a kernel (note_host_write): while none do, launches
 // look at nothing more than before.
 std::atomic<int> g_fed_buffers{0};
@@ -66,18 +78,18 @@ void drop_buffer(Tables& t, cl_mem m) {
 // A create call made by dop itself: the handle is dop's, so no stale application entry may remain at its address.
 void forget_mem(cl_mem m) {
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   drop_buffer(t, m);
   t.other_mems.erase(m);
 }
 void forget_kernel(cl_kernel k) {
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   if (t.kernels.erase(k)) decision_inputs_changed();
 }
 void forget_program(cl_program p) {
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   t.programs.erase(p);
 }
 
@@ -85,7 +97,7 @@ void track_other_mem(cl_mem m, const char* what) {
   if (!m) return;
   if (t_inside) return forget_mem(m);
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   drop_buffer(t, m);
   t.other_mems[m] = what;
 }
@@ -94,7 +106,7 @@ void track_buffer(cl_mem m, cl_mem_flags flags, size_t size) {
   if (!m) return;
   if (t_inside) return forget_mem(m);
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   t.other_mems.erase(m);
   drop_buffer(t, m);
   t.buffers[m] = BufferInfo{size, flags, false, nullptr};
@@ -133,7 +145,7 @@ void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
   }
   {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     t.kernels[k] = std::move(ki);
   }
   forget_launch_classes(k);  // of an earlier kernel at the same address
@@ -158,21 +170,76 @@ struct ArgValue {
   const char* why = nullptr;
 };
 
+// What a pointer-sized argument value is in the tables: a buffer dop follows (its size and flags), another memory
+// object or a sampler dop does not run with (what it is), or neither (a scalar).
+struct MemClass {
+  cl_mem m = nullptr;
+  ArgInfo::Kind kind = ArgInfo::Kind::scalar;
+  const char* why = nullptr;  // unsupported: what it is (the tables' string: valid while the generation lasts)
+  size_t size = 0;
+  cl_mem_flags flags = 0;
+};
+
+MemClass classify_mem(const Tables& t, cl_mem m) {  // t.m held
+  MemClass c;
+  c.m = m;
+  if (!m) return c;
+  if (auto b = t.buffers.find(m); b != t.buffers.end()) {
+    c.kind = ArgInfo::Kind::mem;
+    c.size = b->second.size;
+    c.flags = b->second.flags;
+  } else if (auto o = t.other_mems.find(m); o != t.other_mems.end()) {
+    c.kind = ArgInfo::Kind::unsupported;
+    c.why = o->second.c_str();
+  } else if (t.samplers.count(reinterpret_cast<cl_sampler>(m))) {
+    c.kind = ArgInfo::Kind::unsupported;
+    c.why = "sampler";
+  }
+  return c;
+}
+
+// What a thread's clSetKernelArg found in the tables, for its next calls: the kernel's entry (a node of the kernels'
+// map, which no insertion moves) and a few argument values' classes (an application alternates a few buffers). Valid
+// while the tables' generation is the one it was made in: an object the application created, released or passed to
+// this thread since has changed it (its clCreate... or clRelease... held the lock exclusively before the object could
+// reach this call), so that the memo never answers for a table entry that changed. One kernel's entry is written
+// only by that kernel's clSetKernelArg and read by its launches: OpenCL has the application keep them apart.
+struct SetArgMemo {
+  uint64_t generation = 0;
+  cl_kernel kernel = nullptr;
+  KernelInfo* info = nullptr;
+  static constexpr size_t kMems = 4;
+  MemClass mems[kMems];
+  size_t next = 0;
+
+  void renew(uint64_t g) {
+    *this = SetArgMemo{};
+    generation = g;
+  }
+  // An empty slot answers for the null pointer what classify_mem does: a scalar.
+  const MemClass* find(cl_mem m) const {
+    for (const MemClass& c : mems)
+      if (c.m == m) return &c;
+    return nullptr;
+  }
+  void add(const MemClass& c) { mems[next++ % kMems] = c; }
+};
+thread_local SetArgMemo t_set_arg;
+
 // Whether setting argument `i` of `k` to `now` may change the class of its launches (decide.cpp, class_key: each
 // argument's kind and size, a buffer's size and flags, the power of two of a scalar the model reads) or which of its
 // arguments are buffers dop follows (kernel_buffers): not another buffer of the same size and flags (a ping-pong), nor
 // another value of a scalar the model does not read (a step counter). A kernel whose model scalars are not known yet
-// has no launch class. Called with t.m held.
-bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgValue& now) {
+// has no launch class. `was_mem` and `now_mem`: the classes of the old and the new buffer (mem arguments).
+bool changes_class(const KernelInfo& k, cl_uint i, const ArgValue& now, const MemClass* was_mem,
+                   const MemClass* now_mem) {
   const ArgInfo& was = k.args[i];
   if (was.kind != now.kind || was.size != now.size) return true;
   switch (now.kind) {
-    case ArgInfo::Kind::mem: {
+    case ArgInfo::Kind::mem:
       if (was.mem == now.mem) return false;
-      auto a = t.buffers.find(was.mem), b = t.buffers.find(now.mem);
-      return a == t.buffers.end() || b == t.buffers.end() || a->second.size != b->second.size ||
-             a->second.flags != b->second.flags;
-    }
+      return !was_mem || !now_mem || was_mem->kind != ArgInfo::Kind::mem || now_mem->kind != ArgInfo::Kind::mem ||
+             was_mem->size != now_mem->size || was_mem->flags != now_mem->flags;
     case ArgInfo::Kind::scalar:
       return k.class_scalars_known && i < 64 && (k.class_scalars >> i & 1) &&
              scalar_class(was.bytes.data(), was.bytes.size()) != scalar_class(now.bytes, now.size);
@@ -183,6 +250,72 @@ bool changes_class(const Tables& t, const KernelInfo& k, cl_uint i, const ArgVal
   }
 }
 
+// clSetKernelArg's update of the tables, after the implementation took the value: the kernel's argument as it is
+// now, and whether its launches' class may change. Looks the kernel and the buffers up under the tables' lock (held
+// shared) only where this thread's memo lacks them.
+void set_tracked_arg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {
+  SetArgMemo& memo = t_set_arg;
+  if (memo.generation != g_tables_generation.load(std::memory_order_acquire)) memo.renew(0);
+  const bool pointer_sized = arg_value && arg_size == sizeof(cl_mem);
+  cl_mem m = nullptr;
+  if (pointer_sized) std::memcpy(&m, arg_value, sizeof m);
+  KernelInfo* k = memo.kernel == kernel ? memo.info : nullptr;
+  // The argument's new value and its old buffer, where they are pointers: their classes, from the memo.
+  const MemClass* now_mem = nullptr;
+  const MemClass* was_mem = nullptr;
+  auto from_memo = [&] {
+    if (!k) return false;
+    if (arg_index >= k->args.size()) return true;
+    const ArgInfo& was = k->args[arg_index];
+    if (pointer_sized && !(now_mem = memo.find(m))) return false;
+    return was.kind != ArgInfo::Kind::mem || (was_mem = memo.find(was.mem));
+  };
+  if (!from_memo()) {
+    auto& t = tables();
+    std::shared_lock<std::shared_mutex> l(t.m);  // no exclusive holder changes the tables meanwhile
+    const uint64_t generation = g_tables_generation.load(std::memory_order_acquire);  // what is looked up belongs to
+    if (memo.generation != generation) memo.renew(generation);
+    auto it = t.kernels.find(kernel);
+    if (it == t.kernels.end()) return;
+    k = &it->second;
+    memo.kernel = kernel;
+    memo.info = k;
+    if (arg_index < k->args.size()) {
+      if (pointer_sized && !memo.find(m)) memo.add(classify_mem(t, m));
+      const ArgInfo& was = k->args[arg_index];
+      if (was.kind == ArgInfo::Kind::mem && !memo.find(was.mem)) memo.add(classify_mem(t, was.mem));
+    }
+    from_memo();  // finds both now (the ring holds four: two additions keep each other)
+  }
+  if (arg_index >= k->args.size()) return;
+  ArgValue a;
+  a.size = arg_size;
+  if (!arg_value) {
+    a.kind = ArgInfo::Kind::local;
+  } else if (pointer_sized && now_mem && now_mem->kind != ArgInfo::Kind::scalar) {
+    a.kind = now_mem->kind;
+    if (a.kind == ArgInfo::Kind::mem) a.mem = m;
+    a.why = now_mem->why;
+  } else {
+    a.kind = ArgInfo::Kind::scalar;
+    a.bytes = static_cast<const unsigned char*>(arg_value);
+  }
+  if (changes_class(*k, arg_index, a, was_mem, now_mem)) decision_inputs_changed();
+  // Set in place: a scalar set at every launch (a step counter) reuses its bytes' storage.
+  ArgInfo& arg = k->args[arg_index];
+  arg.kind = a.kind;
+  arg.size = a.size;
+  arg.mem = a.mem;
+  if (a.bytes)
+    arg.bytes.assign(a.bytes, a.bytes + a.size);
+  else
+    arg.bytes.clear();
+  if (a.why)
+    arg.why = a.why;
+  else
+    arg.why.clear();
+}
+
 }  // namespace
 
 // A buffer gets an alias dop does not follow (a sub-buffer, an image over it): its results are written back now and
@@ -191,7 +324,7 @@ void buffer_aliased(cl_mem parent) {
   if (!parent || t_inside) return;
   {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto it = t.buffers.find(parent);
     if (it == t.buffers.end()) return;
     it->second.aliased = true;
@@ -228,7 +361,7 @@ void kernel_buffers(const Tables& t, const KernelInfo& k, KernelBuffers& kb) {
 void note_host_write(cl_mem m, size_t bytes) {
   if (bytes == 0) return;
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   auto b = t.buffers.find(m);
   if (b == t.buffers.end()) return;
   if (b->second.fed_bytes == 0) {
@@ -242,7 +375,7 @@ void clear_host_writes(KernelBuffers& kb) {
   if (kb.fed_bytes == 0) return;
   kb.fed_bytes = 0;
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   for (const auto& mb : kb.mems) {
     auto b = t.buffers.find(mb.first);
     if (b == t.buffers.end() || b->second.fed_bytes == 0) continue;
@@ -254,7 +387,7 @@ void clear_host_writes(KernelBuffers& kb) {
 KernelBuffers kernel_buffers(cl_kernel k) {
   KernelBuffers kb;
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   auto it = t.kernels.find(k);
   if (it != t.kernels.end()) kernel_buffers(t, it->second, kb);
   return kb;
@@ -290,7 +423,7 @@ DOP_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint coun
         src->append(strings[i]);
     }
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     const size_t h = std::hash<std::string>{}(*src);
     t.programs[p] = ProgramInfo{std::move(src), {}, false, h};
   } catch (...) {
@@ -305,7 +438,7 @@ void untracked_program(cl_program p) {
   if (!p) return;
   if (t_inside) return forget_program(p);
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   t.programs[p] = ProgramInfo{};
 }
 }  // namespace
@@ -362,7 +495,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
   std::shared_ptr<const std::string> source;  // for DOP_RECORD
   try {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto it = t.programs.find(program);
     if (it != t.programs.end()) {
       it->second.options = options ? options : "";
@@ -429,7 +562,7 @@ DOP_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret)
   try {
     {
       auto& t = tables();
-      std::lock_guard<std::shared_mutex> l(t.m);
+      auto l = lock_tables(t);
       auto it = t.kernels.find(source_kernel);
       if (it != t.kernels.end()) {
         KernelInfo copy = it->second;  // the clone has the source kernel's arguments
@@ -472,47 +605,7 @@ DOP_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
   const cl_int r = real_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
   if (r != CL_SUCCESS || t_inside) return r;
   try {
-    auto& t = tables();
-    std::shared_lock<std::shared_mutex> l(t.m);  // this kernel's entry only (Tables::m)
-    auto it = t.kernels.find(kernel);
-    if (it == t.kernels.end() || arg_index >= it->second.args.size()) return r;
-    ArgValue a;
-    a.size = arg_size;
-    if (!arg_value) {
-      a.kind = ArgInfo::Kind::local;
-    } else if (arg_size == sizeof(cl_mem)) {
-      cl_mem m = nullptr;
-      std::memcpy(&m, arg_value, sizeof m);
-      auto other = t.other_mems.find(m);
-      if (m && t.buffers.count(m)) {
-        a.kind = ArgInfo::Kind::mem;
-        a.mem = m;
-      } else if (other != t.other_mems.end()) {
-        a.kind = ArgInfo::Kind::unsupported;
-        a.why = other->second.c_str();
-      } else if (t.samplers.count(reinterpret_cast<cl_sampler>(m))) {
-        a.kind = ArgInfo::Kind::unsupported;
-        a.why = "sampler";
-      }
-    }
-    if (a.kind == ArgInfo::Kind::unset) {
-      a.kind = ArgInfo::Kind::scalar;
-      a.bytes = static_cast<const unsigned char*>(arg_value);
-    }
-    if (changes_class(t, it->second, arg_index, a)) decision_inputs_changed();
-    // Set in place: a scalar set at every launch (a step counter) reuses its bytes' storage.
-    ArgInfo& arg = it->second.args[arg_index];
-    arg.kind = a.kind;
-    arg.size = a.size;
-    arg.mem = a.mem;
-    if (a.bytes)
-      arg.bytes.assign(a.bytes, a.bytes + a.size);
-    else
-      arg.bytes.clear();
-    if (a.why)
-      arg.why = a.why;
-    else
-      arg.why.clear();
+    set_tracked_arg(kernel, arg_index, arg_size, arg_value);
   } catch (...) {
     forget_kernel(kernel);  // unknown state: never run it with dop
   }
@@ -526,7 +619,7 @@ DOP_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, 
   if (r != CL_SUCCESS || t_inside) return r;
   try {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto it = t.kernels.find(kernel);
     if (it != t.kernels.end() && arg_index < it->second.args.size()) {
       ArgInfo a;
@@ -549,7 +642,7 @@ DOP_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info para
   if (r != CL_SUCCESS || t_inside) return r;
   try {
     auto& t = tables();
-    std::lock_guard<std::shared_mutex> l(t.m);
+    auto l = lock_tables(t);
     auto it = t.kernels.find(kernel);
     if (it != t.kernels.end()) {
       it->second.unsupported = "clSetKernelExecInfo (SVM) was used";
@@ -673,7 +766,7 @@ namespace {
 void track_sampler(cl_sampler s) {
   if (!s) return;
   auto& t = tables();
-  std::lock_guard<std::shared_mutex> l(t.m);
+  auto l = lock_tables(t);
   if (t_inside)
     t.samplers.erase(s);
   else
