@@ -247,7 +247,8 @@ struct PredictorOptions {
   size_t cache_capacity = 65536;
 };
 
-/// Evaluates a model for every configuration and picks the best (the first of equal outputs in grid order).
+/// Evaluates a model for every configuration and picks the best (pick_config: the model's mixing margin, the first of
+/// equal values in grid order).
 /// Thread-safe: every method may be called concurrently; decisions are memoised per (kernel id, launch shape,
 /// argument values) in a sharded cache with shared (reader) locks.
 class Predictor {
