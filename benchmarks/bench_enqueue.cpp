@@ -1,11 +1,12 @@
 // What an application's clEnqueueNDRangeKernel costs the calling thread: run it alone and under the interposer
 // (benchmarks/intercept_overhead.sh runs both and prints the difference). The launch is one the interposer routes
 // natively when DOP_CONFIG gives the queue's device in whole (`1,0` for a CPU device, `0,1` for a GPU): the added
-// cost is the decision and the residency bookkeeping. Three launch patterns: the same launch again
+// cost is the decision and the residency bookkeeping. Four launch patterns: the same launch again
 // (BM_EnqueueNDRange), a scalar argument that changes at every launch, as a step counter does (BM_EnqueueNDRangeArgs,
-// its clSetKernelArg timed too), and an NDRange that shrinks at every launch within one power of two, as a
-// factorisation's does (BM_EnqueueNDRangeShapes). Only those calls are timed; the queue is finished (not timed) every
-// 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
+// its clSetKernelArg timed too), an NDRange that shrinks at every launch within one power of two, as a
+// factorisation's does (BM_EnqueueNDRangeShapes), and tiny's step: two buffers that swap roles and a step counter,
+// three clSetKernelArg a launch (BM_EnqueueNDRangePingPong). Only those calls are timed; the queue is finished (not
+// timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
@@ -24,7 +25,7 @@ struct App {
   cl_command_queue q = nullptr;
   cl_program p = nullptr;
   cl_kernel k = nullptr;
-  cl_mem x = nullptr, y = nullptr;
+  cl_mem x = nullptr, y = nullptr, x2 = nullptr;  // x2: y's twin (same size and flags), for the ping-pong
   App() {
     cl_platform_id platform;
     cl_device_id dev;
@@ -44,6 +45,7 @@ struct App {
     k = clCreateKernel(p, "axpy", &err);
     x = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 4096 * sizeof(float), nullptr, &err);
     y = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), nullptr, &err);
+    x2 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), nullptr, &err);
     const float a = 0.5f;
     clSetKernelArg(k, 0, sizeof y, &y);
     clSetKernelArg(k, 1, sizeof x, &x);
@@ -97,6 +99,26 @@ void BM_EnqueueNDRangeArgs(benchmark::State& state) {
   clSetKernelArg(app().k, 2, sizeof a, &a);
 }
 
+// As tiny's step (benchmarks/apps/tiny.c): two buffers that swap roles and a step counter, three clSetKernelArg and
+// the launch, each timed.
+void BM_EnqueueNDRangePingPong(benchmark::State& state) {
+  const size_t global = 4096;
+  run_launches(state, [&](int n) {
+    const float a = 1.0f / float(n + 1);
+    cl_mem dst = n % 2 ? app().x2 : app().y, src = n % 2 ? app().y : app().x2;
+    cl_int err = clSetKernelArg(app().k, 0, sizeof dst, &dst);
+    if (err == CL_SUCCESS) err = clSetKernelArg(app().k, 1, sizeof src, &src);
+    if (err == CL_SUCCESS) err = clSetKernelArg(app().k, 2, sizeof a, &a);
+    if (err == CL_SUCCESS)
+      err = clEnqueueNDRangeKernel(app().q, app().k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+    return err;
+  });
+  const float a = 0.5f;
+  clSetKernelArg(app().k, 0, sizeof app().y, &app().y);
+  clSetKernelArg(app().k, 1, sizeof app().x, &app().x);
+  clSetKernelArg(app().k, 2, sizeof a, &a);
+}
+
 void BM_EnqueueNDRangeShapes(benchmark::State& state) {
   run_launches(state, [&](int n) {
     const size_t global = 4096 - kLocal * size_t(1 + n % 31);  // 4032 down to 2112: work-items within [2048, 4096)
@@ -106,6 +128,7 @@ void BM_EnqueueNDRangeShapes(benchmark::State& state) {
 
 BENCHMARK(BM_EnqueueNDRange)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeArgs)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EnqueueNDRangePingPong)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeShapes)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 
 }  // namespace

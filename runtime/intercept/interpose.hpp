@@ -102,9 +102,10 @@ struct BufferInfo {
 };
 
 struct Tables {
-  // Held exclusively by everything but clSetKernelArg's update of one kernel's argument, which holds it shared:
-  // OpenCL does not allow one kernel's arguments to be set from two threads at once, so shared holders touch
-  // different kernels, and application threads that set their own kernels' arguments do not wait for each other.
+  // Held exclusively (lock_tables) by everything but clSetKernelArg, which holds it shared for what its thread's memo
+  // lacks (tables.cpp, SetArgMemo) and otherwise not at all: OpenCL does not allow one kernel's arguments to be set
+  // from two threads at once, so it touches only its kernel's entry, and application threads that set their own
+  // kernels' arguments do not wait for each other.
   std::shared_mutex m;
   std::unordered_map<cl_program, ProgramInfo> programs;
   std::unordered_map<cl_kernel, KernelInfo> kernels;
