@@ -675,6 +675,20 @@ std::string with_data_block(const std::string& text, const std::string& data_on,
   return out;
 }
 
+// Row (w, c, g) of a grid dataset: workload w of kernel k<w % kernels> (every fourth one real), at CPU level c / 4 and
+// GPU level g / 8.
+SynthRow grid_row(size_t w, int c, int g, size_t kernels) {
+  SynthRow r;
+  r.workload = "w" + std::to_string(w);
+  r.kernel = "k" + std::to_string(w % kernels);
+  r.set = w % 4 == 0 ? "real" : "paper";
+  r.gx = 1024 * (w + 1);
+  r.features = {"1", "4", ""};
+  r.cpu = c / 4.0;
+  r.gpu = g / 8.0;
+  return r;
+}
+
 // n workloads, each with its data on the host (the GPU's configurations pay a copy: the CPU wins) and on the GPU
 // (the GPU wins), every configuration or, when `keep` is given, only the configurations it keeps.
 std::string two_situations(size_t n, uint64_t seed,
@@ -686,14 +700,7 @@ std::string two_situations(size_t n, uint64_t seed,
     for (int c = 0; c <= 4; ++c)
       for (int g = 0; g <= 8; ++g) {
         if (!c && !g) continue;
-        SynthRow r;
-        r.workload = "w" + std::to_string(w);
-        r.kernel = "k" + std::to_string(w % 5);
-        r.set = w % 4 == 0 ? "real" : "paper";
-        r.gx = 1024 * (w + 1);
-        r.features = {"1", "4", ""};
-        r.cpu = c / 4.0;
-        r.gpu = g / 8.0;
+        SynthRow r = grid_row(w, c, g, 5);
         if (keep && !keep(w, r.cpu, r.gpu)) continue;
         r.time = u(rng) * (2 - r.cpu + 3 * r.gpu);  // data on the host: (1, 0) is best
         host += row_line(r);
@@ -981,14 +988,7 @@ TEST_CASE("the decision's mixing margin: both devices only where the model expec
     for (int c = 0; c <= 4; ++c)
       for (int g = 0; g <= 8; ++g) {
         if (!c && !g) continue;
-        SynthRow r;
-        r.workload = "w" + std::to_string(w);
-        r.kernel = "k" + std::to_string(w % 6);
-        r.set = w % 4 == 0 ? "real" : "paper";
-        r.gx = 1024 * (w + 1);
-        r.features = {"1", "4", ""};
-        r.cpu = c / 4.0;
-        r.gpu = g / 8.0;
+        SynthRow r = grid_row(w, c, g, 6);
         r.time = u(rng) * (c ? 2 - r.cpu - 0.2 * r.gpu : 4);
         text += row_line(r);
       }
