@@ -453,8 +453,9 @@ void remember_native(cl_kernel kernel, uint64_t epoch, cl_command_queue queue, c
                      Clock::time_point counted) {
   NativeRepeat* r = repeat_of(kernel);
   if (!r) r = &t_repeats[t_repeats_next++ % kRepeats];
-  *r = NativeRepeat{kernel, epoch, queue,           dev,     work_dim, items_class(work_dim, global), !local,
-                    {},     &c,    c.model_pending, counted, 0};
+  *r =
+      NativeRepeat{kernel, epoch, queue, dev, work_dim, items_class(work_dim, global), !local, {}, &c, c.model_pending};
+  r->counted_until = counted;
   if (local) std::copy(local, local + work_dim, r->local);
 }
 
