@@ -366,7 +366,10 @@ static void* thread_main(void* arg) {
   cl_int err;
   cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
   CHECK(err);
-  job->bad = vecadd(q, job->n, 3, &job->ms);
+  /* Eight launches each: once both threads' first launches (each a class decided anew) are past, the rest can repeat
+   * their classes whatever the threads' interleaving (with three, a repeat needed the other thread to change nothing
+   * between this one's second and third launch). */
+  job->bad = vecadd(q, job->n, 8, &job->ms);
   clReleaseCommandQueue(q);
   return NULL;
 }
