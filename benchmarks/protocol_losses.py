@@ -62,9 +62,10 @@ def main(eval_path, data_path):
     cpu_alone = groups.get(("host", "C", "C"), [])
     if cpu_alone:
         fewer = [d for d in cpu_alone if d["chosen"]["cpu"] < d["best"]["cpu"]]
+        rest = [d for d in cpu_alone if d["chosen"]["cpu"] >= d["best"]["cpu"]]
+        mean_of = lambda ds: 100 * sum(d["perf"] for d in ds) / max(1, len(ds))
         print(f"host data, the CPU alone in both: {len(fewer)} of {len(cpu_alone)} chose fewer cores than the best "
-              f"(mean perf {100 * sum(d['perf'] for d in fewer) / max(1, len(fewer)):.1f} %), "
-              f"the rest {100 * sum(d['perf'] for d in cpu_alone if d not in fewer) / max(1, len(cpu_alone) - len(fewer)):.1f} %")
+              f"(mean perf {mean_of(fewer):.1f} %), the rest {mean_of(rest):.1f} %")
 
 
 if __name__ == "__main__":

@@ -273,7 +273,8 @@ void set_tracked_arg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const
   if (!from_memo()) {
     auto& t = tables();
     std::shared_lock<std::shared_mutex> l(t.m);  // no exclusive holder changes the tables meanwhile
-    const uint64_t generation = g_tables_generation.load(std::memory_order_acquire);  // what is looked up belongs to
+    // The generation under the lock: what is looked up below belongs to it.
+    const uint64_t generation = g_tables_generation.load(std::memory_order_acquire);
     if (memo.generation != generation) memo.renew(generation);
     auto it = t.kernels.find(kernel);
     if (it == t.kernels.end()) return;
