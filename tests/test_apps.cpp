@@ -404,9 +404,9 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
   std::remove(tsv.c_str());
   // --models NAME=MODEL: auto once per model, in the same rounds (here two copies of a committed model).
   const std::string model = std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json";
-  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop '" + dop::test::dop_binary() + "' --models 'a=" +
-                  model + "' --models 'b=" + model + "' --apps 'tiny --launches 20' --repeat 1 --configs none --tsv '" +
-                  tsv + "'");
+  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop '" + dop::test::dop_binary() +
+                  "' --models 'a=" + model + "' --models 'b=" + model +
+                  "' --apps 'tiny --launches 20' --repeat 1 --configs none --tsv '" + tsv + "'");
   INFO(r.out);
   REQUIRE(r.rc == 0);
   for (const char* mode : {"tiny --launches 20\tdop:auto=a\t", "tiny --launches 20\tdop:auto=b\t"})
@@ -415,6 +415,33 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
   r = run_command("'" + driver + "' --models a=/nonexistent.json --apps tiny");
   CHECK(r.rc == 2);
   CHECK(r.out.find("cannot read the model /nonexistent.json (--models a)") != std::string::npos);
+  // --natives gpu: no native CPU runs; the dop mode's ratio is to the native GPU run's median.
+  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop '" + dop::test::dop_binary() +
+                  "' --natives gpu --apps 'tiny --launches 20' --repeat 1 --configs 1,0 --tsv '" + tsv + "'");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  {
+    const std::string t = dop::test::read_file(tsv);
+    INFO(t);
+    CHECK(t.find("\tnative-cpu\t") == std::string::npos);
+    std::map<std::string, std::vector<std::string>> by_mode;
+    std::istringstream rows2(t);
+    for (std::string line; std::getline(rows2, line);) {
+      std::vector<std::string> cells;
+      std::istringstream cs(line);
+      for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
+      if (cells.size() == 10) by_mode[cells[1]] = cells;
+    }
+    REQUIRE(by_mode.count("native-gpu"));
+    REQUIRE(by_mode.count("dop:1,0"));
+    CHECK(by_mode["dop:1,0"][8] == by_mode["native-gpu"][2]);  // best native = the native GPU's median
+    CHECK(std::stod(by_mode["dop:1,0"][4]) ==
+          Approx(std::stod(by_mode["dop:1,0"][2]) / std::stod(by_mode["native-gpu"][2])).epsilon(2e-3));
+  }
+  std::remove(tsv.c_str());
+  r = run_command("'" + driver + "' --natives 'gpu tpu' --apps tiny");
+  CHECK(r.rc == 2);
+  CHECK(r.out.find("--natives takes gpu and/or cpu, not 'tpu'") != std::string::npos);
 
   // A stand-in for a bit-exact application whose output differs between runs: its checksum is its APP_DEVICE.
   const std::string fake = std::string(DOP_BINARY_DIR) + "/test_apps_fake";

@@ -12,6 +12,7 @@ size=small
 repeat=3
 warmup=0
 configs="1,0 0,1 1,1"
+natives="gpu cpu"
 model=""
 dop="$root/build/bin/dop"
 bin="$root/build/bin/apps"
@@ -32,6 +33,8 @@ usage: $0 [options]
   --repeat N        runs of every mode, interleaved (default $repeat)
   --warmup N        untimed runs of every mode first (default $warmup): warms on-disk kernel caches (PoCL's)
   --configs "C..."  dop configurations, space-separated (default "$configs"); "none" for native only
+  --natives "D..."  the native devices to run, of gpu and cpu (default "$natives"): "gpu" alone where the CPU is known
+                    to be far slower (the ratios are then to the native GPU, not to the better of the two)
   --model M         also run under dop exec --config auto --model M
   --models NAME=M   run auto once per model given (repeatable; modes auto=NAME), to compare models (e.g. before and
                     after retraining) in the same interleaved runs
@@ -55,13 +58,14 @@ die() {
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --size | --repeat | --warmup | --configs | --model | --models | --apps | --dop | --bin | --dop-arg | --lib | --json | --tsv)
+    --size | --repeat | --warmup | --configs | --natives | --model | --models | --apps | --dop | --bin | --dop-arg | --lib | --json | --tsv)
       [[ $# -ge 2 ]] || die "$1 needs a value"
       case "$1" in
         --size) size=$2 ;;
         --repeat) repeat=$2 ;;
         --warmup) warmup=$2 ;;
         --configs) configs=$2 ;;
+        --natives) natives=$2 ;;
         --model) model=$2 ;;
         --apps) apps=$2 ;;
         --dop) dop=$2 ;;
@@ -103,7 +107,14 @@ done
 [[ $warmup =~ ^[0-9]+$ ]] || die "--warmup takes a non-negative integer, not '$warmup'"
 [[ $configs == none ]] && configs=""
 
-modes=(native-gpu native-cpu)
+modes=()
+for d in $natives; do
+  [[ $d == gpu || $d == cpu ]] || die "--natives takes gpu and/or cpu, not '$d'"
+  [[ " ${modes[*]} " != *" native-$d "* ]] || die "--natives: '$d' is given twice"
+  modes+=("native-$d")
+done
+[[ ${#modes[@]} -gt 0 ]] || die "--natives needs gpu, cpu or both"
+nnat=${#modes[@]}
 if [[ -n $model ]]; then
   [[ -r $model ]] || die "cannot read the model $model"
   if [[ ${#lib_names[@]} -eq 0 ]]; then
@@ -123,7 +134,7 @@ for c in $configs; do
     for l in "${lib_names[@]}"; do modes+=("dop:$c@$l"); done
   fi
 done
-if [[ ${#modes[@]} -gt 2 ]]; then
+if [[ ${#modes[@]} -gt $nnat ]]; then
   used=("$dop")
   [[ ${#lib_names[@]} -gt 0 ]] && used=()
   for l in "${lib_names[@]}"; do used+=("$(lib_dop "$l")"); done
@@ -239,12 +250,12 @@ rows="$tmp/rows"
 : >"$rows"
 for spec in "${specs[@]}"; do
   best=""
-  for mode in native-gpu native-cpu; do
+  for mode in "${modes[@]:0:nnat}"; do
     m=$(median "${kernel_ms["$spec|$mode"]:-}")
     if [[ -n $m ]] && { [[ -z $best ]] || awk -v a="$m" -v b="$best" 'BEGIN {exit !(a < b)}'; }; then best=$m; fi
   done
   best_wall=""
-  for mode in native-gpu native-cpu; do
+  for mode in "${modes[@]:0:nnat}"; do
     m=$(median "${wall_ms["$spec|$mode"]:-}")
     if [[ -n $m ]] && { [[ -z $best_wall ]] || awk -v a="$m" -v b="$best_wall" 'BEGIN {exit !(a < b)}'; }; then
       best_wall=$m  # a median of an even count of runs may end in .5
@@ -264,7 +275,7 @@ done
 
 # print_table COLUMN RATIO_COLUMN TITLE: one line per application, then the geometric means of the ratios.
 print_table() {
-  awk -F'\t' -v col="$1" -v rcol="$2" -v title="$3" -v nmodes="${#modes[@]}" '
+  awk -F'\t' -v col="$1" -v rcol="$2" -v title="$3" -v nnat="$nnat" '
     { app = $1; mode = $2
       if (!(app in seen)) { seen[app] = 1; order[++napps] = app }
       if (!(mode in mseen)) { mseen[mode] = 1; morder[++nm] = mode }
@@ -273,17 +284,17 @@ print_table() {
       printf "\n%s\n%-18s", title, "app"
       for (j = 1; j <= nm; ++j) printf " %14s", morder[j]
       printf " %12s", "best native"
-      for (j = 3; j <= nm; ++j) printf " %12s", morder[j] "/best"
+      for (j = nnat + 1; j <= nm; ++j) printf " %12s", morder[j] "/best"
       printf "\n"
       for (i = 1; i <= napps; ++i) {
         a = order[i]; printf "%-18s", a
         best = ""
         for (j = 1; j <= nm; ++j) {
           printf " %14s", v[a, morder[j]]
-          if (j <= 2 && v[a, morder[j]] != "-" && v[a, morder[j]] !~ /!/ && (best == "" || v[a, morder[j]] + 0 < best + 0)) best = v[a, morder[j]]
+          if (j <= nnat && v[a, morder[j]] != "-" && v[a, morder[j]] !~ /!/ && (best == "" || v[a, morder[j]] + 0 < best + 0)) best = v[a, morder[j]]
         }
         printf " %12s", (best == "" ? "-" : best)
-        for (j = 3; j <= nm; ++j) {
+        for (j = nnat + 1; j <= nm; ++j) {
           x = r[a, morder[j]]; printf " %12s", x
           if (x != "-" && x > 0) { lsum[j] += log(x); lcount[j]++ }
         }
@@ -292,7 +303,7 @@ print_table() {
       printf "%-18s", "geomean"
       for (j = 1; j <= nm; ++j) printf " %14s", ""
       printf " %12s", ""
-      for (j = 3; j <= nm; ++j) printf " %12s", (lcount[j] ? sprintf("%.3f", exp(lsum[j] / lcount[j])) : "-")
+      for (j = nnat + 1; j <= nm; ++j) printf " %12s", (lcount[j] ? sprintf("%.3f", exp(lsum[j] / lcount[j])) : "-")
       printf "\n"
     }' "$rows"
 }
