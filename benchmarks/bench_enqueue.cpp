@@ -1,12 +1,13 @@
 // What an application's clEnqueueNDRangeKernel costs the calling thread: run it alone and under the interposer
 // (benchmarks/intercept_overhead.sh runs both and prints the difference). The launch is one the interposer routes
 // natively when DOP_CONFIG gives the queue's device in whole (`1,0` for a CPU device, `0,1` for a GPU): the added
-// cost is the decision and the residency bookkeeping. Four launch patterns: the same launch again
+// cost is the decision and the residency bookkeeping. Five launch patterns: the same launch again
 // (BM_EnqueueNDRange), a scalar argument that changes at every launch, as a step counter does (BM_EnqueueNDRangeArgs,
 // its clSetKernelArg timed too), an NDRange that shrinks at every launch within one power of two, as a
-// factorisation's does (BM_EnqueueNDRangeShapes), and tiny's step: two buffers that swap roles and a step counter,
-// three clSetKernelArg a launch (BM_EnqueueNDRangePingPong). Only those calls are timed; the queue is finished (not
-// timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
+// factorisation's does (BM_EnqueueNDRangeShapes), tiny's step: two buffers that swap roles and a step counter,
+// three clSetKernelArg a launch (BM_EnqueueNDRangePingPong), and a launch class new at every launch, as lu's are when
+// its NDRange meets another power of two (BM_EnqueueNDRangeNewClass). Only those calls are timed; the queue is
+// finished (not timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
@@ -126,10 +127,39 @@ void BM_EnqueueNDRangeShapes(benchmark::State& state) {
   });
 }
 
+// Every launch of a launch class the process has not launched before, whose decision the interposer makes in full
+// (docs/intercept.md, "Overhead"), as lu's launches are each time its shrinking NDRange meets another power of two.
+// Before each launch (untimed), argument 1 gets a buffer of a size no launch has had, which makes the class new as
+// another power of two of the work-items does, with no end to them. Fewer launches than the other patterns: each
+// leaves a class behind in the interposer (thousands per process, where lu leaves a few dozen).
+void BM_EnqueueNDRangeNewClass(benchmark::State& state) {
+  const size_t global = 4096;
+  static size_t bytes = 4096 * sizeof(float);  // grows across the repetitions: each size is new to the process
+  cl_mem x = nullptr;
+  int n = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (x) clReleaseMemObject(x);
+    bytes += sizeof(float);
+    cl_int err = CL_SUCCESS;
+    x = clCreateBuffer(app().ctx, CL_MEM_READ_ONLY, bytes, nullptr, &err);
+    if (err == CL_SUCCESS) err = clSetKernelArg(app().k, 1, sizeof x, &x);
+    if (++n % 64 == 0) clFinish(app().q);
+    state.ResumeTiming();
+    if (err == CL_SUCCESS)
+      err = clEnqueueNDRangeKernel(app().q, app().k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) state.SkipWithError("clEnqueueNDRangeKernel failed");
+  }
+  clFinish(app().q);
+  clSetKernelArg(app().k, 1, sizeof app().x, &app().x);
+  if (x) clReleaseMemObject(x);
+}
+
 BENCHMARK(BM_EnqueueNDRange)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeArgs)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangePingPong)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeShapes)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EnqueueNDRangeNewClass)->Iterations(512)->Repetitions(9)->ReportAggregatesOnly(true);
 
 }  // namespace
 

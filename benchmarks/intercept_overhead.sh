@@ -58,7 +58,7 @@ def medians(path):
 alone = medians(f"{tmp}/alone")
 under = {n: medians(f"{tmp}/{n}") for n in names}
 stub = " (enqueues stubbed: INTERCEPT_STUB=1)" if os.environ.get("INTERCEPT_STUB") == "1" else ""
-print(f"median ns per timed call (median of {rounds} interleaved runs of 9 x 4096 launches); dop exec --config {config}{stub}")
+print(f"median ns per timed call (median of {rounds} interleaved runs of 9 repetitions of each pattern); dop exec --config {config}{stub}")
 print(f"{'launches':<26} {'alone':>8}" + "".join(f" {n:>10} {'added':>8}" for n in names))
 for b in alone:
     print(f"{b:<26} {alone[b]:>8.0f}" + "".join(f" {under[n][b]:>10.0f} {under[n][b] - alone[b]:>8.0f}" for n in names))

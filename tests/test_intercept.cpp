@@ -751,6 +751,39 @@ TEST_CASE("intercept: under auto, shapes of one launch class share its decision 
   }
 }
 
+// Under DOP_CONFIG=auto the power of two of a scalar that the size expressions of the kernel's code features read is
+// part of its launch class: rowsum's bytes per work-item are 4*m + 4, so m = 16 and 31 are one class, 32 another.
+// Whether the forms come from DOP_BUNDLES (what they say of m found when the program is built) or are made at the
+// kernel's first launch (DOP_BUNDLER, the forms cache); without forms m is a scalar like any other.
+TEST_CASE("intercept: under auto, a scalar the kernel's size expressions read makes its launch classes",
+          "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_model_scalars";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/b'");
+  REQUIRE(run_command("'" + app() + "' source rowsum > '" + dir + "/rowsum.cl'").rc == 0);
+  const std::string dop = dop::test::dop_binary();
+  const auto made = run_command("'" + dop + "' bundle '" + dir + "/rowsum.cl' --kernel rowsum --options -DSCALE=3 " +
+                                "--out '" + dir + "/b/rowsum.json'");
+  INFO(made.out);
+  REQUIRE(made.rc == 0);
+  // A budget the run never spends: each class runs natively, its model not asked.
+  const std::string env = "env -u DOP_BUNDLES -u DOP_BUNDLER LD_PRELOAD='" + preload() +
+                          "' DOP_CONFIG=auto DOP_MODEL='" + std::string(DOP_SOURCE_DIR) +
+                          "/tests/data/models/gbt.json' DOP_AUTO_EXPLORE_MS=100000 " + "DOP_LOG=1 ";
+  auto classes = [&](const std::string& vars) {  // of the launches at m = 16, 31, 32, 17
+    const auto r = run_command(env + vars + "'" + app() + "' rowsum 16 31 32 17");
+    INFO(r.out);
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("rowsum: OK launches=4") != std::string::npos);
+    std::vector<std::string> c;
+    for (const auto& l : log_lines(r.out, "rowsum")) c.push_back(field(l, "class"));
+    return c;
+  };
+  const std::vector<std::string> by_m = {"new", "known", "new", "known"};
+  CHECK(classes("DOP_BUNDLES='" + dir + "/b' DOP_CACHE_DIR='" + dir + "/none' ") == by_m);
+  CHECK(classes("DOP_BUNDLER='" + dop + "' DOP_CACHE_DIR='" + dir + "/cache' ") == by_m);
+  CHECK(classes("DOP_CACHE_DIR='" + dir + "/none' ") == std::vector<std::string>{"new", "known", "known", "known"});
+}
+
 // Under auto (the measured check on, a queue on one of dop's devices) a class runs natively, untimed, until its
 // exploration budget (DOP_AUTO_EXPLORE_MS) is spent, and the model is not asked before (model=later: no decision, no
 // executor, no dop launch); a kernel without code features says so only when the model is needed. The class's first

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "launch.hpp"
@@ -45,19 +46,63 @@ ElemType declared_type(std::string declared, ElemType untyped) {
   }
 }
 
-// The key of a launch's executor: program, kernel and argument signature (each buffer's size and access, each
-// scalar's size), not the launch shape: one executor is rebound to each shape.
-std::string launch_key(const LaunchPlan& plan, cl_uint work_dim) {
-  std::string key = std::to_string(plan.source_hash) + '\0' + plan.options + '\0' + plan.kernel_name + '\0' +
-                    std::to_string(work_dim);
-  for (size_t i = 0; i < plan.args.size(); ++i) {
-    if (plan.args[i].kind == ArgInfo::Kind::mem)
-      key += "|b" + std::to_string(plan.buffers[i].size) + "a" + std::to_string(int(access_of(plan.buffers[i].flags)));
-    else if (plan.args[i].kind == ArgInfo::Kind::local)
-      key += "|l" + std::to_string(plan.args[i].size);
-    else
-      key += "|s" + std::to_string(plan.args[i].size);
+// Writes a key's fields into `key` in place, in room made once for at most `most` bytes (the key is cut to what was
+// written when the writer goes), rather than appending field by field: a key is made at every launch that is not
+// repeated from the thread's cache (the class key) and at each class's first (the executor's).
+class KeyWriter {
+ public:
+  KeyWriter(std::string& key, size_t most) : key_(key) {
+    key_.clear();
+    key_.resize(most);
   }
+  ~KeyWriter() { key_.resize(n_); }
+  KeyWriter(const KeyWriter&) = delete;
+  KeyWriter& operator=(const KeyWriter&) = delete;
+  void byte(char c) { key_[n_++] = c; }
+  void bytes(const void* p, size_t n) {
+    std::memcpy(&key_[n_], p, n);
+    n_ += n;
+  }
+  template <typename T>
+  void value(const T& v) {
+    bytes(&v, sizeof v);
+  }
+  void string(const std::string& s) {  // with its length: a key of several strings has one reading
+    value(s.size());
+    bytes(s.data(), s.size());
+  }
+
+ private:
+  std::string& key_;
+  size_t n_ = 0;
+};
+
+// The key of a launch's executor: program, kernel and argument signature (each buffer's size and access, each
+// scalar's size), not the launch shape: one executor is rebound to each shape. Bytes, as the class key (class_key):
+// the strings with their lengths, the argument count, then each argument's tag and size.
+std::string launch_key(const LaunchPlan& plan, cl_uint work_dim) {
+  std::string key;
+  const size_t args = plan.args.size();
+  {
+    KeyWriter w(key, sizeof plan.source_hash + 3 * sizeof(size_t) + plan.options.size() + plan.kernel_name.size() + 1 +
+                         args * (2 + sizeof(size_t)));
+    w.value(plan.source_hash);
+    w.string(plan.options);
+    w.string(plan.kernel_name);
+    w.byte(char(work_dim));
+    w.value(args);
+    for (size_t i = 0; i < args; ++i) {
+      const ArgInfo& a = plan.args[i];
+      if (a.kind == ArgInfo::Kind::mem) {
+        w.byte('b');
+        w.value(plan.buffers[i].size);
+        w.byte(char(access_of(plan.buffers[i].flags)));
+      } else {
+        w.byte(a.kind == ArgInfo::Kind::local ? 'l' : 's');
+        w.value(a.size);
+      }
+    }
+  }  // the key cut to what was written
   return key;
 }
 
@@ -164,83 +209,92 @@ std::shared_ptr<DopState::Entry> entry_for(DopState& s, const LaunchPlan& plan, 
 // class. The kernel (with its program, source and build options) is the memo's key.
 void class_key(const Tables& t, const KernelInfo& k, cl_uint work_dim, const size_t* global, const size_t* local,
                std::string& key) {
-  key.clear();
-  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
-  key += char(work_dim);
-  key += char(items_class(work_dim, global));
+  KeyWriter w(key, 3 + work_dim * sizeof(size_t) + k.args.size() * (2 + sizeof(size_t) + sizeof(cl_mem_flags)));
+  w.byte(char(work_dim));
+  w.byte(char(items_class(work_dim, global)));
   if (local)
-    put(local, work_dim * sizeof(size_t));
+    w.bytes(local, work_dim * sizeof(size_t));
   else
-    key += 'a';
+    w.byte('a');
   for (size_t i = 0; i < k.args.size(); ++i) {
     const ArgInfo& a = k.args[i];
-    key += char(a.kind);
+    w.byte(char(a.kind));
     if (a.kind == ArgInfo::Kind::mem) {
       auto b = t.buffers.find(a.mem);
       if (b == t.buffers.end()) {
-        key += '?';
+        w.byte('?');
         continue;
       }
-      put(&b->second.size, sizeof b->second.size);
-      put(&b->second.flags, sizeof b->second.flags);
+      w.value(b->second.size);
+      w.value(b->second.flags);
     } else if (a.kind == ArgInfo::Kind::local) {
-      put(&a.size, sizeof a.size);
+      w.value(a.size);
     } else if (a.kind == ArgInfo::Kind::scalar) {
-      put(&a.size, sizeof a.size);
+      w.value(a.size);
       if (i < 64 && (k.class_scalars >> i & 1) && a.bytes.size() <= 8)
-        key += char(scalar_class(a.bytes.data(), a.bytes.size()));
+        w.byte(char(scalar_class(a.bytes.data(), a.bytes.size())));
     }
   }
 }
 
-// Bit i: scalar argument i is a name in one of the model's size expressions of the kernel's code features (none
-// without them).
-uint64_t model_scalars(const KernelForms& forms, const std::vector<ArgInfo>& args) {
+// Bit i: scalar argument i of `args`, as they are set, is among the kernel's model arguments (model_arg_names).
+uint64_t model_scalars(uint64_t model_args, const std::vector<ArgInfo>& args) {
   uint64_t bits = 0;
-  if (!forms.code || forms.arg_names.size() != args.size()) return bits;
-  for (const auto& [feature, expr] : forms.code->exprs)
-    for (size_t p = 0; p < expr.size();) {
-      if (!(std::isalpha(static_cast<unsigned char>(expr[p])) || expr[p] == '_')) {
-        ++p;
-        continue;
-      }
-      size_t e = p;
-      while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
-      const std::string name = expr.substr(p, e - p);
-      for (size_t i = 0; i < args.size() && i < 64; ++i)
-        if (args[i].kind == ArgInfo::Kind::scalar && forms.arg_names[i] == name) bits |= uint64_t(1) << i;
-      p = e;
-    }
+  for (size_t i = 0; i < args.size() && i < 64; ++i)
+    if (args[i].kind == ArgInfo::Kind::scalar) bits |= model_args & uint64_t(1) << i;
   return bits;
 }
 
 // The launch's class key (launch_class) into `ckey`, with the kernel's model scalars found at its first launch under
-// auto (the kernel's forms resolved once, outside the tables' lock). Called with the guard set.
+// auto: from what its program's build found (KernelInfo::model_args), else from its forms (resolved outside the
+// tables' lock). Called with the guard set.
 std::string launch_class(DopState& s, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim, const size_t* global,
                          const size_t* local, std::string& ckey) {
   auto& t = tables();
-  bool known_scalars = !s.auto_config;
+  std::optional<uint64_t> model_args;  // the kernel's first decision under auto: what its build found
   {
     auto l = lock_tables(t);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return "kernel no longer known";
-    known_scalars = known_scalars || k->second.class_scalars_known;
+    if (!s.auto_config || k->second.class_scalars_known) {
+      class_key(t, k->second, work_dim, global, local, ckey);
+      return {};
+    }
+    if (k->second.model_args_known) model_args = k->second.model_args;
   }
-  uint64_t bits = 0;
-  if (!known_scalars)
-    bits = model_scalars(
-        *dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line),
-        plan.args);
+  if (!model_args) {
+    const auto forms =
+        dop_intercept::resolve_forms(*s.forms, {*plan.source, plan.kernel_name, plan.options, {}}, log_line);
+    model_args = forms->arg_names.size() == plan.args.size() ? model_arg_names(*forms) : 0;
+  }
   auto l = lock_tables(t);
   auto k = t.kernels.find(kernel);
   if (k == t.kernels.end()) return "kernel no longer known";
-  if (!known_scalars) {
-    k->second.class_scalars = bits;
+  if (!k->second.class_scalars_known) {
+    k->second.class_scalars = model_scalars(*model_args, plan.args);
     k->second.class_scalars_known = true;
     decision_inputs_changed();
   }
   class_key(t, k->second, work_dim, global, local, ckey);
   return {};
+}
+
+// The times of the launch class `ckey` of the executor key `key`, made at the class's first launch. Called with s.m
+// held.
+DopState::Measured& measured_of(DopState& s, const std::string& key, const std::string& ckey) {
+  std::string& both = launch_scratch().measured_key;
+  both.assign(key).append(ckey);
+  return s.measured[both];
+}
+
+// The launch classes of `kernel` (named `name`), made at its first decision with room for the dozens of classes of a
+// factorisation's kernel: a class's first launch does not rehash them (which touches every class). Called with s.m
+// held.
+DopState::KernelMemo& kernel_memo(DopState& s, cl_kernel kernel, const std::string& name) {
+  auto [memo, made] = s.memo.try_emplace(kernel);
+  if (made) memo->second.classes.reserve(64);
+  memo->second.name = name;
+  return memo->second;
 }
 
 // The share of a class's exploration budget after which the model is read (start_model_reading), so that it is read
@@ -462,16 +516,6 @@ void remember_native(cl_kernel kernel, uint64_t epoch, cl_command_queue queue, c
 // The most launches a thread counts for a pending class before it adds them to the class's count.
 constexpr int kUncounted = 256;
 
-// DOP_TEST_CHECK_REPEATS=1 (tests only): each launch repeated from the cache is checked against what the full decision
-// reads (a line on stderr, `repeat mismatch:`, where they differ) and said in the log (`repeat=native`).
-bool checking_repeats() {
-  static const bool on = [] {
-    const char* v = std::getenv("DOP_TEST_CHECK_REPEATS");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
 // What decide_known_class would find for a launch that `r` repeats: "" when it is r's class, decided as r says, with
 // no host writes to spend; else what differs. Takes both locks; for checking_repeats only.
 std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint work_dim, const size_t* global,
@@ -503,6 +547,33 @@ std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint wor
 }
 
 }  // namespace
+
+bool checking_repeats() {
+  static const bool on = [] {
+    const char* v = std::getenv("DOP_TEST_CHECK_REPEATS");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+uint64_t model_arg_names(const KernelForms& forms) {
+  uint64_t bits = 0;
+  if (!forms.code) return bits;
+  for (const auto& [feature, expr] : forms.code->exprs)
+    for (size_t p = 0; p < expr.size();) {
+      if (!(std::isalpha(static_cast<unsigned char>(expr[p])) || expr[p] == '_')) {
+        ++p;
+        continue;
+      }
+      size_t e = p;
+      while (e < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[e])) || expr[e] == '_')) ++e;
+      const std::string_view name(expr.data() + p, e - p);
+      for (size_t i = 0; i < forms.arg_names.size() && i < 64; ++i)
+        if (forms.arg_names[i] == name) bits |= uint64_t(1) << i;
+      p = e;
+    }
+  return bits;
+}
 
 void remember_failure(DopState& s, DopState::Entry& entry, const std::string& key, const std::string& why) {
   std::lock_guard<std::mutex> l(s.m);
@@ -538,13 +609,14 @@ void make_executor(DopState& s, DopState::Entry& entry, const Spec& spec, const 
 }
 
 std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
-                        const size_t* local, LaunchPlan& plan, bool& tracked) {
+                        const size_t* local, LaunchPlan& plan, bool& tracked, KernelBuffers* kb) {
   auto& t = tables();
   auto l = lock_tables(t);
   auto kit = t.kernels.find(kernel);
   tracked = kit != t.kernels.end();
   if (!tracked) return "kernel not created through clCreateKernel/clCreateKernelsInProgram";
   const KernelInfo& k = kit->second;
+  if (kb) kernel_buffers(t, k, *kb);
   plan.kernel_name = k.name;
   if (!k.unsupported.empty()) return k.unsupported;
   auto pit = t.programs.find(k.program);
@@ -562,7 +634,7 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
   plan.source_hash = pit->second.source_hash;
   plan.options = pit->second.options;
   plan.args = k.args;
-  plan.buffers.assign(k.args.size(), BufferInfo{});
+  plan.buffers.assign(k.args.size(), LaunchPlan::Buffer{});
   for (size_t i = 0; i < k.args.size(); ++i) {
     const ArgInfo& a = k.args[i];
     auto at = [i] { return "argument " + std::to_string(i) + ": "; };  // only for a reason: no string per launch
@@ -585,7 +657,7 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
       case ArgInfo::Kind::mem: {
         auto bit = t.buffers.find(a.mem);
         if (bit == t.buffers.end()) return at() + "buffer no longer known";
-        plan.buffers[i] = bit->second;
+        plan.buffers[i] = {bit->second.size, bit->second.flags};
         if (!k.quals.empty() && k.quals[i] != CL_KERNEL_ARG_ADDRESS_GLOBAL &&
             k.quals[i] != CL_KERNEL_ARG_ADDRESS_CONSTANT)
           return at() + "buffer given for a non-pointer argument";
@@ -615,7 +687,7 @@ std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset
 
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
                    const size_t* global, const size_t* local, const KernelBuffers& kb, const std::string& not_runnable,
-                   Decision& d) {
+                   const std::string* class_key, Decision& d) {
   DopState& s = dop_state();
   {
     std::lock_guard<std::mutex> l(s.m);
@@ -630,8 +702,11 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   }
   if (!not_runnable.empty()) return not_runnable;
   const cl_device_id dev = queue_device(queue);
-  std::string ckey;
-  if (const std::string gone = launch_class(s, kernel, plan, work_dim, global, local, ckey); !gone.empty()) return gone;
+  std::string& ckey = launch_scratch().new_class_key;
+  if (class_key)
+    ckey = *class_key;
+  else if (const std::string gone = launch_class(s, kernel, plan, work_dim, global, local, ckey); !gone.empty())
+    return gone;
   d.data_on_gpu = d.automatic && data_on_gpu(s, dev, kb, d);
   ckey += d.data_on_gpu ? 'g' : 'h';
   d.key = launch_key(plan, work_dim);
@@ -643,14 +718,13 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
       // The class runs natively until its budget is spent, without its entry or spec (a class that never runs long
       // enough costs a lookup per launch); its first launch after that asks the model.
       const auto now = budget_now();
-      DopState::Measured& m = s.measured[d.key + '\0' + ckey];
-      DopState::KernelMemo& memo = s.memo[kernel];
-      memo.name = plan.kernel_name;
+      DopState::Measured& m = measured_of(s, d.key, ckey);
+      DopState::KernelMemo& memo = kernel_memo(s, kernel, plan.kernel_name);
       auto c = memo.classes.find(ckey);
       const bool pending = c == memo.classes.end() || c->second.model_pending;
       if (pending && !exploration_budget_spent(s, m, now)) {
         d.known_class = c != memo.classes.end();
-        if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, d.key, {}, 0, &m, true}).first;
+        if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, {}, {}, 0, &m, true}).first;
         memo.last = &*c;
         run_before_model(s, c->second, *own_device_config(s, dev), now, d);
         return {};
@@ -692,9 +766,8 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     d.config = pd.config;
   }
   std::lock_guard<std::mutex> l(s.m);
-  d.measured = &s.measured[d.key + '\0' + ckey];
-  auto& memo = s.memo[kernel];
-  memo.name = plan.kernel_name;
+  d.measured = &measured_of(s, d.key, ckey);
+  DopState::KernelMemo& memo = kernel_memo(s, kernel, plan.kernel_name);
   auto c = memo.classes.insert_or_assign(  // a class that ran before its model was asked keeps its times (measured)
       ckey, DopState::ClassMemo{d.entry, d.spec, d.key, d.config, d.decide_us, d.measured, false});
   if (!c.second) decision_inputs_changed();  // decided anew: its launches repeated from a cache are not what they were
@@ -704,41 +777,52 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
 }
 
 bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
-                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name) {
+                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name, bool& key_made) {
+  key_made = false;
   DopState& s = dop_state();
   if (!s.ready.load(std::memory_order_acquire) || !s.init_error.empty()) return false;
   if (work_dim < 1 || work_dim > 3 || !global) return false;
   // Read before the tables: a change after this makes the class remembered below (remember_native) stale.
   const uint64_t epoch = decision_epoch();
   const bool no_states = !any_buffer_state();
-  thread_local std::string key;  // its capacity kept: no allocation per launch
+  std::string& key = launch_scratch().class_key;
   {
     auto& t = tables();
     auto l = lock_tables(t);
     auto k = t.kernels.find(kernel);
     if (k == t.kernels.end()) return false;
+    // Under auto, the kernel's first decision finds the model scalars its class keys need (launch_class): no class of
+    // it is known before.
+    if (s.auto_config && !k->second.class_scalars_known) return false;
     class_key(t, k->second, work_dim, global, local, key);
     kernel_buffers(t, k->second, kb);
   }
   const cl_device_id dev = queue_device(queue);
   d.data_on_gpu = s.auto_config && data_on_gpu(s, dev, kb, d);  // s read-only once ready
   key += d.data_on_gpu ? 'g' : 'h';
+  // A launch for decide(), given the class key less where the data is (decide() finds that again, with what it sets of
+  // the launch).
+  auto to_decide = [&] {
+    key.pop_back();
+    key_made = true;
+    return false;
+  };
   {
     std::lock_guard<std::mutex> l(s.m);
     auto m = s.memo.find(kernel);
-    if (m == s.memo.end()) return false;
+    if (m == s.memo.end()) return to_decide();
     DopState::KernelMemo& memo = m->second;
     if (!memo.last || memo.last->first != key) {
       auto c = memo.classes.find(key);
-      if (c == memo.classes.end()) return false;
+      if (c == memo.classes.end()) return to_decide();
       memo.last = &*c;
     }
     const DopState::ClassMemo& c = memo.last->second;
-    if (c.entry && c.entry->failed) return false;  // decide() says why (a class whose model is pending has no entry)
+    if (c.entry && c.entry->failed) return to_decide();  // decide() says why (a pending class has no entry)
     if (c.model_pending) {
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
       const auto now = budget_now();
-      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return false;
+      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return to_decide();
       d.automatic = true;
       run_before_model(s, c, *own_device_config(s, dev), now, d);
     } else {

@@ -78,12 +78,15 @@ std::shared_ptr<const dop::KernelForms> resolve_forms(const dop::KernelFormsReso
   return f;
 }
 
-void resolve_program_forms(const dop::KernelFormsResolver& forms, cl_program program, const std::string& source,
-                           const std::string& options, const LogFn& log) {
+std::vector<std::pair<std::string, std::shared_ptr<const dop::KernelForms>>> resolve_program_forms(
+    const dop::KernelFormsResolver& forms, cl_program program, const std::string& source, const std::string& options,
+    const LogFn& log) {
+  std::vector<std::pair<std::string, std::shared_ptr<const dop::KernelForms>>> resolved;
   const auto& bundles = forms.bundles();
   for (const std::string& name : kernel_names(program))
     if (std::any_of(bundles.begin(), bundles.end(), [&](const auto& b) { return b.second.kernel == name; }))
-      resolve_forms(forms, {source, name, options, {}}, log);
+      resolved.emplace_back(name, resolve_forms(forms, {source, name, options, {}}, log));
+  return resolved;
 }
 
 void record_build(cl_program program, const std::string& source, const std::string& options, const LogFn& log) {

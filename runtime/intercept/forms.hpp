@@ -11,6 +11,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dop/kernel_forms.hpp"
 
@@ -31,9 +33,11 @@ std::shared_ptr<const dop::KernelForms> resolve_forms(const dop::KernelFormsReso
 
 /// Resolves, ahead of their launches, the forms of a built program's kernels that a bundle of DOP_BUNDLES names (a
 /// match, or why it does not match), so that a kernel's first launch finds them memoised; kernels without such a
-/// bundle are left to their launch (the forms cache's bundler runs only for kernels that are launched).
-void resolve_program_forms(const dop::KernelFormsResolver& forms, cl_program program, const std::string& source,
-                           const std::string& options, const LogFn& log);
+/// bundle are left to their launch (the forms cache's bundler runs only for kernels that are launched). Returns the
+/// forms it resolved, by kernel name.
+std::vector<std::pair<std::string, std::shared_ptr<const dop::KernelForms>>> resolve_program_forms(
+    const dop::KernelFormsResolver& forms, cl_program program, const std::string& source, const std::string& options,
+    const LogFn& log);
 
 /// Under DOP_RECORD=DIR: records a program the application built from source (its source, build options and
 /// kernel names; once per distinct program, dop/kernel_record.hpp). Never throws: a failure is logged.

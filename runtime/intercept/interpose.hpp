@@ -53,18 +53,28 @@ void log_line(const std::string& s);
 
 /// dop's devices and configuration (DOP_CONFIG, DOP_MODEL, ...), read once: at the application's first successful
 /// clBuildProgram, so that its first launch does not pay for it (launch.cpp); and the forms of the program's
-/// bundled kernels (`source`: null for a program not made from source), at each such build (forms.hpp). Never throws.
+/// bundled kernels (`source`: null for a program not made from source), at each such build (forms.hpp), with what
+/// they say of the model's size expressions (ProgramInfo::model_args). Never throws.
 void prepare_dop(cl_program program, const std::string* source, const std::string& options);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Tables (tables.cpp)
 // ---------------------------------------------------------------------------------------------------------------
 
+// Under DOP_CONFIG=auto, what a kernel's forms say of the model's size expressions, found when its program is built
+// (prepare_dop, for the kernels whose forms it resolves), so that the kernel's first launch does not look them up.
+struct ModelArgs {
+  std::string kernel;
+  size_t args = 0;     // the arguments the forms name
+  uint64_t names = 0;  // bit i: argument i's name is in one of the model's size expressions (decide.cpp)
+};
+
 struct ProgramInfo {
   std::shared_ptr<const std::string> source;  // null: not created from source (binary, IL, built-in, linked)
   std::string options;
-  bool built = false;      // by clBuildProgram (clCompileProgram/clLinkProgram are not followed)
-  size_t source_hash = 0;  // of `source`, once: launches key their executors by it
+  bool built = false;                 // by clBuildProgram (clCompileProgram/clLinkProgram are not followed)
+  size_t source_hash = 0;             // of `source`, once: launches key their executors by it
+  std::vector<ModelArgs> model_args;  // of its latest build
 };
 
 struct ArgInfo {
@@ -87,6 +97,10 @@ struct KernelInfo {
   // launch class (decide.cpp); set at the kernel's first decision under DOP_CONFIG=auto.
   uint64_t class_scalars = 0;
   bool class_scalars_known = false;
+  // The program's ModelArgs::names of the kernel, where its build found them (0 where the forms name another number
+  // of arguments): its first decision takes those of its scalars, without its forms.
+  uint64_t model_args = 0;
+  bool model_args_known = false;
 };
 
 struct BufferState;  // residency.hpp

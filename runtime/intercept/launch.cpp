@@ -76,18 +76,20 @@ std::string describe(const std::exception_ptr& p) {
   LaunchPlan plan;
   std::string why;
   Decision d;
-  thread_local KernelBuffers kb;  // its capacity kept: no allocation per launch
-  bool known = false;
+  LaunchScratch& scratch = launch_scratch();
+  KernelBuffers& kb = scratch.buffers;
+  bool known = false, key_made = false;
   try {
     Inside guard;
-    known =
-        decide_known_class(command_queue, kernel, work_dim, global_work_size, local_work_size, d, kb, plan.kernel_name);
+    known = decide_known_class(command_queue, kernel, work_dim, global_work_size, local_work_size, d, kb,
+                               plan.kernel_name, key_made);
   } catch (...) {
-    known = false;
+    known = key_made = false;
   }
-  auto plan_it = [&](bool& tracked) {
+  auto plan_it = [&](bool& tracked, KernelBuffers* buffers) {
     try {
-      why = plan_launch(kernel, work_dim, global_work_offset, global_work_size, local_work_size, plan, tracked);
+      why =
+          plan_launch(kernel, work_dim, global_work_offset, global_work_size, local_work_size, plan, tracked, buffers);
     } catch (const std::exception& e) {
       why = e.what();
     } catch (...) {
@@ -104,15 +106,14 @@ std::string describe(const std::exception_ptr& p) {
   };
   if (!known) {
     bool tracked = false;
-    plan_it(tracked);
+    plan_it(tracked, &kb);  // and the kernel's buffers, under the same hold of the tables
     // Every kernel the application creates is tracked: an untracked one is dop's own, on its driver threads.
     if (!tracked) return real(num_events_in_wait_list, event_wait_list);
-    kb = kernel_buffers(kernel);
     d = Decision{};
     try {
       Inside guard;
-      const std::string cannot =
-          decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, kb, why, d);
+      const std::string cannot = decide(command_queue, kernel, plan, work_dim, global_work_size, local_work_size, kb,
+                                        why, key_made ? &scratch.class_key : nullptr, d);
       if (!cannot.empty()) return fallback(cannot);
     } catch (...) {
       return fallback(why.empty() ? "dop failed: " + describe(std::current_exception()) : why);
@@ -142,7 +143,7 @@ std::string describe(const std::exception_ptr& p) {
   }
   if (known) {  // a dop launch of a known class: the plan it needs, and the spec of its exact NDRange
     bool tracked = false;
-    plan_it(tracked);
+    plan_it(tracked, nullptr);
     if (why.empty()) {
       try {
         Inside guard;
@@ -164,6 +165,12 @@ std::string describe(const std::exception_ptr& p) {
 }
 
 }  // namespace
+
+decltype(&::clEnqueueNDRangeKernel) real_enqueue_ndrange() {
+  REAL(clEnqueueNDRangeKernel);
+  return real_clEnqueueNDRangeKernel;
+}
+
 }  // namespace dop::intercept
 
 using namespace dop::intercept;
@@ -172,7 +179,7 @@ DOP_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kern
                                          const size_t* global_work_offset, const size_t* global_work_size,
                                          const size_t* local_work_size, cl_uint num_events_in_wait_list,
                                          const cl_event* event_wait_list, cl_event* event) {
-  REAL(clEnqueueNDRangeKernel);
+  const auto real_clEnqueueNDRangeKernel = real_enqueue_ndrange();
   if (!real_clEnqueueNDRangeKernel) return CL_INVALID_OPERATION;
   auto real = [&] {
     return real_clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size,

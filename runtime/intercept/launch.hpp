@@ -74,7 +74,7 @@ struct DopState {
     bool prepared = false;              // the class's buffers take the application's writes before dop's first try
     Clock::time_point first;            // the class's first launch: its native launches cannot have taken longer
   };
-  std::map<std::string, Measured> measured;
+  std::unordered_map<std::string, Measured> measured;
   // Per application kernel and launch class (decide.cpp: its argument signature, the power of two of its work-items,
   // its local size, and the powers of two of the scalars the model reads): what decide() derived at the class's
   // first launch (executor, spec, the model's choice, the class's times), so that a later launch of the class, whatever
@@ -82,7 +82,7 @@ struct DopState {
   struct ClassMemo {
     std::shared_ptr<Entry> entry;      // null while model_pending
     std::shared_ptr<const Spec> spec;  // the latest launch of the class that dop ran (rebound to each launch's shape)
-    std::string key;                   // the executor's
+    std::string key;                   // the executor's (empty while model_pending)
     Config model_config;
     double decide_us = 0;
     Measured* measured = nullptr;  // the class's times (a map node: stable)
@@ -140,6 +140,25 @@ Clock::time_point budget_now();
 std::string dims(cl_uint n, const size_t* v);
 std::string fmt_ms(double ms);
 
+// What a thread's launches make anew at each launch, kept between them so that a launch allocates none of it (their
+// capacity stays): the kernel's buffers, its class key, and the keys a class's first launch files it under. Made at
+// the thread's first launch, or by initialise for the thread that builds the application's first program (most
+// applications launch from it), so that its first launch does not make them.
+struct LaunchScratch {
+  KernelBuffers buffers;      // decide_and_launch
+  std::string class_key;      // decide_known_class
+  std::string new_class_key;  // decide (a class's first launch)
+  std::string measured_key;   // the class's times (decide.cpp, measured_of)
+};
+inline LaunchScratch& launch_scratch() {
+  thread_local LaunchScratch scratch;
+  return scratch;
+}
+
+// The implementation's clEnqueueNDRangeKernel (the next definition, dlsym(RTLD_NEXT)), looked up once: by initialise
+// (the application's first build), so that its first launch does not.
+decltype(&::clEnqueueNDRangeKernel) real_enqueue_ndrange();
+
 // What an enqueue needs, copied out of the tables under their lock.
 struct LaunchPlan {
   std::string kernel_name;
@@ -147,12 +166,17 @@ struct LaunchPlan {
   size_t source_hash = 0;
   std::string options;
   std::vector<ArgInfo> args;
-  std::vector<BufferInfo> buffers;  // per argument (mem arguments only)
+  struct Buffer {
+    size_t size = 0;
+    cl_mem_flags flags = 0;
+  };
+  std::vector<Buffer> buffers;  // per argument (mem arguments only): what its key and spec read of the buffer
 };
 
-// Returns "" and fills `plan` when dop can run this launch, else the reason it cannot.
+// Returns "" and fills `plan` when dop can run this launch, else the reason it cannot. `tracked`: the tables know the
+// kernel; then `kb`, where given, gets its buffers (kernel_buffers) whether dop can run the launch or not.
 std::string plan_launch(cl_kernel kernel, cl_uint work_dim, const size_t* offset, const size_t* global,
-                        const size_t* local, LaunchPlan& plan, bool& tracked);
+                        const size_t* local, LaunchPlan& plan, bool& tracked, KernelBuffers* kb = nullptr);
 
 // What a launch was decided to be.
 struct Decision {
@@ -201,16 +225,19 @@ inline const char* data_words(const Decision& d) {
 // ("" when it can): reasons that hold for every launch of a kernel come back as a string, not an exception, so that
 // a fallback costs the launch no more than the real enqueue. Throws (the launch falls back) when the model is to be
 // asked and cannot be: no code features, or no executor for the work-group size the application left open.
+// `class_key`: the launch's class key as decide_known_class made it (less where the data is), or null: made here.
 std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& plan, cl_uint work_dim,
                    const size_t* global, const size_t* local, const KernelBuffers& kb, const std::string& not_runnable,
-                   Decision& d);
+                   const std::string* class_key, Decision& d);
 // The fast path of decide(): a launch of a class decided before (by decide()) is decided from the class's memo,
 // without a plan: one key made from the tables and one lookup. Fills `kb` with the kernel's buffers, and `name` with
-// its name when the log is on. False (nothing changed but `kb`): decide() must run. A dop launch decided here still
-// needs plan_launch (which may find it cannot run) and shape_spec. A launch on the application's device with nothing
-// to flush or spend is remembered for native_again.
+// its name when the log is on. False (nothing changed but `kb`, which may not be filled): decide() must run;
+// `key_made`: the launch's class key is in the thread's launch scratch (class_key, less where the data is) for
+// decide(), so that a class's first launch does not make it twice. A dop launch decided here still needs plan_launch
+// (which may find it cannot run) and shape_spec. A launch on the application's device with nothing to flush or spend is
+// remembered for native_again.
 bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
-                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name);
+                        const size_t* local, Decision& d, KernelBuffers& kb, std::string& name, bool& key_made);
 // A launch that decide_known_class would decide as it did the thread's latest launch of the kernel in that class,
 // on the application's device, untimed, nothing of dop's to flush and no host writes to spend: the class settled
 // there (the model chose it) or not asked yet (counted for its exploration budget here). True: the caller enqueues it
@@ -220,6 +247,9 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
 // full way.
 bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, const size_t* global,
                   const size_t* local);
+// DOP_TEST_CHECK_REPEATS=1 (tests only): each launch repeated from the cache is checked against what the full decision
+// reads (a line on stderr, `repeat mismatch:`, where they differ) and said in the log (`repeat=native`).
+bool checking_repeats();
 // The entry's executor, made at its first need (entry.m held) for the launch `spec` (the entry's argument names and
 // types, any shape). A failure is remembered for the key (s.failed; the entry is marked failed) and rethrown: the
 // launch falls back, saying why, and so do the key's later launches. `source`: the kernel's program's.
@@ -232,6 +262,9 @@ void remember_failure(DopState& s, DopState::Entry& entry, const std::string& ke
 void shape_spec(cl_kernel kernel, cl_uint work_dim, const size_t* global, const size_t* local, Decision& d);
 // Record of a timed launch (DOP_CONFIG=auto, check_auto).
 void record_time(DopState& s, const Decision& d);
+// Bit i: argument i of a kernel is named in one of the size expressions of its code features (none without them), so
+// that, where it is a scalar, its value's power of two is part of the launch class (KernelInfo::class_scalars).
+uint64_t model_arg_names(const KernelForms& forms);
 
 // A dop launch, run on the worker. Synchronous (the first launch of an executor, a timed one, DOP_ASYNC=0): the
 // caller waits for its wait list, its queue and the launch, and falls back when dop fails before running. Otherwise

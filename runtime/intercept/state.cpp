@@ -86,6 +86,27 @@ void touch_own_pages() {
       nullptr);
 }
 
+// What the launch path would otherwise do at the application's first launch, once per process or thread, done for the
+// thread that initialises (which builds the application's first program, and in most applications launches its
+// kernels): the switches it reads from the environment read, the implementation's enqueue looked up, the thread's
+// launch scratch made (a thread-local with a destructor: registered with the C++ runtime at its first use) and given
+// room for keys of a few dozen arguments, by resizing them as a key is made (decide.cpp, KeyWriter: the C++ library's
+// first call of memset is bound then); and dop's memos of kernels and of launch classes' times given room for dozens
+// and hundreds, so that a class's first launch does not rehash them (which touches every entry).
+void prepare_launches(DopState& s) {
+  log_enabled();
+  checking_repeats();
+  real_enqueue_ndrange();
+  LaunchScratch& scratch = launch_scratch();
+  for (std::string* key : {&scratch.class_key, &scratch.new_class_key, &scratch.measured_key}) {
+    key->resize(512);
+    key->clear();
+  }
+  scratch.buffers.mems.reserve(16);
+  s.memo.reserve(64);
+  s.measured.reserve(512);
+}
+
 pid_t g_model_reader_pid = 0;  // the process whose thread reads the model (a fork()ed child has no such thread)
 
 // Whether waiting for the model's reading can end: in the process that started it, or once it has ended.
@@ -138,6 +159,7 @@ void initialise(DopState& s) {
   if (s.initialised) return;
   s.initialised = true;
   touch_own_pages();
+  prepare_launches(s);
   try {
     s.sel = cl::select_devices(cl::discover());
     if (!s.sel.cpu && !s.sel.gpu) throw std::runtime_error("no OpenCL device for dop");
@@ -231,8 +253,15 @@ void prepare_dop(cl_program program, const std::string* source, const std::strin
       initialise(s);
     }
     // Set once by initialise: read without the lock (the resolver has its own).
-    if (source && s.init_error.empty() && s.forms)
-      dop_intercept::resolve_program_forms(*s.forms, program, *source, options, log_line);
+    if (!source || !s.init_error.empty() || !s.forms) return;
+    const auto resolved = dop_intercept::resolve_program_forms(*s.forms, program, *source, options, log_line);
+    if (!s.auto_config) return;
+    std::vector<ModelArgs> model_args;  // for the kernels' first decisions (launch_class in decide.cpp)
+    for (const auto& [kernel, forms] : resolved)
+      model_args.push_back(ModelArgs{kernel, forms->arg_names.size(), model_arg_names(*forms)});
+    auto& t = tables();
+    auto l = lock_tables(t);
+    if (auto p = t.programs.find(program); p != t.programs.end()) p->second.model_args = std::move(model_args);
   } catch (...) {
   }
 }

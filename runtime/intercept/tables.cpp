@@ -146,6 +146,12 @@ void track_kernel(cl_kernel k, cl_program program, const std::string& name) {
   {
     auto& t = tables();
     auto l = lock_tables(t);
+    if (auto p = t.programs.find(program); p != t.programs.end())
+      for (const ModelArgs& m : p->second.model_args)
+        if (m.kernel == ki.name) {
+          ki.model_args = m.args == ki.args.size() ? m.names : 0;
+          ki.model_args_known = true;
+        }
     t.kernels[k] = std::move(ki);
   }
   forget_launch_classes(k);  // of an earlier kernel at the same address
@@ -426,7 +432,7 @@ DOP_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint coun
     auto& t = tables();
     auto l = lock_tables(t);
     const size_t h = std::hash<std::string>{}(*src);
-    t.programs[p] = ProgramInfo{std::move(src), {}, false, h};
+    t.programs[p] = ProgramInfo{std::move(src), {}, false, h, {}};
   } catch (...) {
     forget_program(p);
   }
@@ -501,6 +507,7 @@ DOP_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const 
     if (it != t.programs.end()) {
       it->second.options = options ? options : "";
       it->second.built = r == CL_SUCCESS;
+      it->second.model_args.clear();  // the previous build's (prepare_dop finds this one's)
       if (r == CL_SUCCESS) source = it->second.source;
     }
   } catch (...) {

@@ -10,6 +10,8 @@
  *   cl_app nullbuf               a buffer argument given as NULL (clSetKernelArg with no value): the kernel tests it
  *   cl_app threads               vecadd from two threads at once, each with its own queue, buffers and kernel
  *   cl_app poly [N] [ITERS]      compute-bound 1D kernel (an integer recurrence per element), read-write buffer
+ *   cl_app rowsum M...           one kernel (rowsum: s[i] = the sum of row i of a, rows of m ints) launched once per
+ *                                M over 256 rows, each result read and checked: a scalar its bytes per item read
  *   cl_app resid [N]             residency: two kernels sharing buffers, the app reading, writing, filling, copying
  *                                and mapping buffers between launches, a kernel with a __local argument using
  *                                results of dop's launches, an out-of-order queue with events; every step checked
@@ -353,6 +355,51 @@ static int poly(cl_command_queue q, int n, int iters) {
   clReleaseKernel(k);
   clReleaseProgram(p);
   free(x);
+  return bad;
+}
+
+/* rowsum's bytes per work-item depend on the scalar m (its bundle's global_bytes_per_item_expr: "4*m + 4"). */
+static const char* rowsum_src =
+    "__kernel void rowsum(__global const int* a, __global int* s, int m) {\n"
+    "  int i = get_global_id(0);\n"
+    "  int t = 0;\n"
+    "  for (int j = 0; j < m; ++j) t += a[i * m + j];\n"
+    "  s[i] = t;\n"
+    "}\n";
+
+/* rowsum launched over 256 rows for each of the `count` row lengths `ms` (each at most 64), in turn. */
+static int rowsum(cl_command_queue q, const int* ms, int count) {
+  enum { ROWS = 256, MOST = 64 };
+  int* a = malloc(ROWS * MOST * sizeof(int));
+  int got[ROWS];
+  for (int i = 0; i < ROWS * MOST; ++i) a[i] = i % 101 - 50;
+  cl_program p = build(rowsum_src);
+  cl_kernel k = kernel(p, "rowsum");
+  cl_mem da = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, ROWS * MOST * sizeof(int), a);
+  cl_mem ds = buffer(CL_MEM_WRITE_ONLY, sizeof got, NULL);
+  CHECK(clSetKernelArg(k, 0, sizeof da, &da));
+  CHECK(clSetKernelArg(k, 1, sizeof ds, &ds));
+  int bad = 0;
+  for (int c = 0; c < count && !bad; ++c) {
+    const int m = ms[c];
+    const size_t global = ROWS, local = 64;
+    CHECK(clSetKernelArg(k, 2, sizeof m, &m));
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(q, ds, CL_TRUE, 0, sizeof got, got, 0, NULL, NULL));
+    for (int i = 0; i < ROWS && !bad; ++i) {
+      int want = 0;
+      for (int j = 0; j < m; ++j) want += a[i * m + j];
+      if (got[i] != want) {
+        printf("rowsum: m=%d: s[%d] = %d, want %d\n", m, i, got[i], want);
+        bad = 1;
+      }
+    }
+  }
+  clReleaseMemObject(da);
+  clReleaseMemObject(ds);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  free(a);
   return bad;
 }
 
@@ -827,10 +874,11 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "vecadd";
   if (strcmp(mode, "source") == 0) { /* prints a kernel's source, as the app builds it (for dop bundle) */
     const char* which = argc > 2 ? argv[2] : "";
-    const char* src = strcmp(which, "vecadd") == 0  ? vecadd_src
-                      : strcmp(which, "poly") == 0  ? poly_src
-                      : strcmp(which, "slice") == 0 ? slice_src
-                                                    : NULL;
+    const char* src = strcmp(which, "vecadd") == 0   ? vecadd_src
+                      : strcmp(which, "poly") == 0   ? poly_src
+                      : strcmp(which, "slice") == 0  ? slice_src
+                      : strcmp(which, "rowsum") == 0 ? rowsum_src
+                                                     : NULL;
     if (!src) return 2;
     fputs(src, stdout);
     return 0;
@@ -874,6 +922,16 @@ int main(int argc, char** argv) {
     int iters = argc > 3 ? atoi(argv[3]) : 400;
     bad = poly(q, n, iters);
     printf("poly: %s n=%d iters=%d\n", bad ? "FAIL" : "OK", n, iters);
+  } else if (strcmp(mode, "rowsum") == 0) {
+    int ms[16], count = 0;
+    for (int i = 2; i < argc && count < 16; ++i) ms[count++] = atoi(argv[i]);
+    for (int i = 0; i < count; ++i)
+      if (ms[i] < 1 || ms[i] > 64) {
+        fprintf(stderr, "cl_app: rowsum needs row lengths in [1, 64]\n");
+        return 2;
+      }
+    bad = rowsum(q, ms, count);
+    printf("rowsum: %s launches=%d\n", bad ? "FAIL" : "OK", count);
   } else if (strcmp(mode, "resid") == 0) {
     int n = argc > 2 ? atoi(argv[2]) : 64 * 1024;
     bad = resid(q, n);
