@@ -1,13 +1,15 @@
 // What an application's clEnqueueNDRangeKernel costs the calling thread: run it alone and under the interposer
 // (benchmarks/intercept_overhead.sh runs both and prints the difference). The launch is one the interposer routes
 // natively when DOP_CONFIG gives the queue's device in whole (`1,0` for a CPU device, `0,1` for a GPU): the added
-// cost is the decision and the residency bookkeeping. Five launch patterns: the same launch again
+// cost is the decision and the residency bookkeeping. Six launch patterns: the same launch again
 // (BM_EnqueueNDRange), a scalar argument that changes at every launch, as a step counter does (BM_EnqueueNDRangeArgs,
 // its clSetKernelArg timed too), an NDRange that shrinks at every launch within one power of two, as a
 // factorisation's does (BM_EnqueueNDRangeShapes), tiny's step: two buffers that swap roles and a step counter,
-// three clSetKernelArg a launch (BM_EnqueueNDRangePingPong), and a launch class new at every launch, as lu's are when
-// its NDRange meets another power of two (BM_EnqueueNDRangeNewClass). Only those calls are timed; the queue is
-// finished (not timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th device (default 0).
+// three clSetKernelArg a launch (BM_EnqueueNDRangePingPong), two kernels that alternate, each launch after two
+// clSetKernelArg of its own, as lu's and stencil's steps (BM_EnqueueNDRangeTwoKernels), and a launch class new at every
+// launch, as lu's are when its NDRange meets another power of two (BM_EnqueueNDRangeNewClass). Only those calls are
+// timed; the queue is finished (not timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th
+// device (default 0).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
@@ -26,6 +28,7 @@ struct App {
   cl_command_queue q = nullptr;
   cl_program p = nullptr;
   cl_kernel k = nullptr;
+  cl_kernel k2 = nullptr;  // a second kernel of the program, for the pattern of two kernels that alternate
   cl_mem x = nullptr, y = nullptr, x2 = nullptr;  // x2: y's twin (same size and flags), for the ping-pong
   App() {
     cl_platform_id platform;
@@ -44,6 +47,7 @@ struct App {
     p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);
     if ((err = clBuildProgram(p, 1, &dev, "", nullptr, nullptr)) != CL_SUCCESS) fail("build", err);
     k = clCreateKernel(p, "axpy", &err);
+    k2 = clCreateKernel(p, "axpy", &err);
     x = clCreateBuffer(ctx, CL_MEM_READ_ONLY, 4096 * sizeof(float), nullptr, &err);
     y = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), nullptr, &err);
     x2 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), nullptr, &err);
@@ -51,6 +55,11 @@ struct App {
     clSetKernelArg(k, 0, sizeof y, &y);
     clSetKernelArg(k, 1, sizeof x, &x);
     clSetKernelArg(k, 2, sizeof a, &a);
+    for (cl_kernel kk : {k, k2}) {
+      clSetKernelArg(kk, 0, sizeof y, &y);
+      clSetKernelArg(kk, 1, sizeof x, &x);
+      clSetKernelArg(kk, 2, sizeof a, &a);
+    }
   }
   static void fail(const char* what, cl_int err) {
     std::fprintf(stderr, "bench_enqueue: %s: %d\n", what, err);
@@ -120,6 +129,26 @@ void BM_EnqueueNDRangePingPong(benchmark::State& state) {
   clSetKernelArg(app().k, 2, sizeof a, &a);
 }
 
+// As lu's and stencil's steps (benchmarks/apps/): two kernels that alternate, each launch after its kernel's
+// clSetKernelArg of a step counter and of the buffer it writes (two of one size and flags, swapping every step).
+void BM_EnqueueNDRangeTwoKernels(benchmark::State& state) {
+  const size_t global = 4096;
+  run_launches(state, [&](int n) {
+    const cl_kernel k = n % 2 ? app().k2 : app().k;
+    const cl_int step = n / 2;
+    const cl_mem dst = step % 2 ? app().x2 : app().y;
+    cl_int err = clSetKernelArg(k, 2, sizeof step, &step);
+    if (err == CL_SUCCESS) err = clSetKernelArg(k, 0, sizeof dst, &dst);
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(app().q, k, 1, nullptr, &global, &kLocal, 0, nullptr, nullptr);
+    return err;
+  });
+  const float a = 0.5f;
+  for (cl_kernel k : {app().k, app().k2}) {
+    clSetKernelArg(k, 0, sizeof app().y, &app().y);
+    clSetKernelArg(k, 2, sizeof a, &a);
+  }
+}
+
 void BM_EnqueueNDRangeShapes(benchmark::State& state) {
   run_launches(state, [&](int n) {
     const size_t global = 4096 - kLocal * size_t(1 + n % 31);  // 4032 down to 2112: work-items within [2048, 4096)
@@ -158,6 +187,7 @@ void BM_EnqueueNDRangeNewClass(benchmark::State& state) {
 BENCHMARK(BM_EnqueueNDRange)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeArgs)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangePingPong)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK(BM_EnqueueNDRangeTwoKernels)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeShapes)->Iterations(4096)->Repetitions(9)->ReportAggregatesOnly(true);
 BENCHMARK(BM_EnqueueNDRangeNewClass)->Iterations(512)->Repetitions(9)->ReportAggregatesOnly(true);
 

@@ -204,17 +204,23 @@ MemClass classify_mem(const Tables& t, cl_mem m) {  // t.m held
   return c;
 }
 
-// What a thread's clSetKernelArg found in the tables, for its next calls: the kernel's entry (a node of the kernels'
-// map, which no insertion moves) and a few argument values' classes (an application alternates a few buffers). Valid
-// while the tables' generation is the one it was made in: an object the application created, released or passed to
-// this thread since has changed it (its clCreate... or clRelease... held the lock exclusively before the object could
-// reach this call), so that the memo never answers for a table entry that changed. One kernel's entry is written
-// only by that kernel's clSetKernelArg and read by its launches: OpenCL has the application keep them apart.
+// What a thread's clSetKernelArg found in the tables, for its next calls: the entries of the last few kernels it set
+// arguments of (nodes of the kernels' map, which no insertion moves; an application's step sets those of two or three
+// kernels in turn, as lu's and stencil's do) and the classes of the last few argument values (an application
+// alternates a few buffers). Valid while the tables' generation is the one it was made in: an object the application
+// created, released or passed to this thread since has changed it (its clCreate... or clRelease... held the lock
+// exclusively before the object could reach this call), so that the memo never answers for a table entry that
+// changed. One kernel's entry is written only by that kernel's clSetKernelArg and read by its launches: OpenCL has the
+// application keep them apart.
 struct SetArgMemo {
   uint64_t generation = 0;
-  cl_kernel kernel = nullptr;
-  KernelInfo* info = nullptr;
-  static constexpr size_t kMems = 4;
+  static constexpr size_t kKernels = 4;
+  struct Kernel {
+    cl_kernel kernel = nullptr;
+    KernelInfo* info = nullptr;
+  } kernels[kKernels];
+  size_t next_kernel = 0;
+  static constexpr size_t kMems = 8;
   MemClass mems[kMems];
   size_t next = 0;
 
@@ -222,6 +228,12 @@ struct SetArgMemo {
     *this = SetArgMemo{};
     generation = g;
   }
+  KernelInfo* find(cl_kernel k) const {
+    for (const Kernel& e : kernels)
+      if (e.kernel == k) return e.info;
+    return nullptr;
+  }
+  void add(cl_kernel k, KernelInfo* info) { kernels[next_kernel++ % kKernels] = {k, info}; }
   // An empty slot answers for the null pointer what classify_mem does: a scalar.
   const MemClass* find(cl_mem m) const {
     for (const MemClass& c : mems)
@@ -265,7 +277,7 @@ void set_tracked_arg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const
   const bool pointer_sized = arg_value && arg_size == sizeof(cl_mem);
   cl_mem m = nullptr;
   if (pointer_sized) std::memcpy(&m, arg_value, sizeof m);
-  KernelInfo* k = memo.kernel == kernel ? memo.info : nullptr;
+  KernelInfo* k = kernel ? memo.find(kernel) : nullptr;
   // The argument's new value and its old buffer, where they are pointers: their classes, from the memo.
   const MemClass* now_mem = nullptr;
   const MemClass* was_mem = nullptr;
@@ -285,14 +297,13 @@ void set_tracked_arg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const
     auto it = t.kernels.find(kernel);
     if (it == t.kernels.end()) return;
     k = &it->second;
-    memo.kernel = kernel;
-    memo.info = k;
+    if (!memo.find(kernel)) memo.add(kernel, k);
     if (arg_index < k->args.size()) {
       if (pointer_sized && !memo.find(m)) memo.add(classify_mem(t, m));
       const ArgInfo& was = k->args[arg_index];
       if (was.kind == ArgInfo::Kind::mem && !memo.find(was.mem)) memo.add(classify_mem(t, was.mem));
     }
-    from_memo();  // finds both now (the ring holds four: two additions keep each other)
+    from_memo();  // finds both now (the ring holds eight: two additions keep each other)
   }
   if (arg_index >= k->args.size()) return;
   ArgValue a;
