@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -378,6 +378,40 @@ for k, c in rest.most_common(8):
         } >"$OUT/apps${APPS_TAG:-}-log.txt" 2>&1
         cat "$OUT/apps${APPS_TAG:-}-log.txt"
       fi
+      ;;
+    presence)  # the interposer's mere presence: PRESENCE_APPS natively on the GPU, with libdop_intercept.so preloaded at
+      # DOP_CONFIG=0,1 (no dop exec, no decision), under dop exec --config 0,1, and under auto, PRESENCE_ROUNDS interleaved
+      # rounds; medians of kernel_ms and ratios to native (presence.txt: every run)
+      export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
+      auto_args=(--config auto --model models/h100-xeon16/gbt.json --bundles .device/app-bundles)
+      papps=${PRESENCE_APPS:-gemm_chain lu stencil tiny}
+      for a in $papps; do $dop exec "${auto_args[@]}" -- build-runtime/bin/apps/$a --size medium >/dev/null 2>&1; done
+      for r in $(seq "${PRESENCE_ROUNDS:-14}"); do
+        for a in $papps; do
+          for m in native preload exec01 auto; do
+            app=(build-runtime/bin/apps/$a --size medium)
+            case $m in
+              native) o=$(APP_DEVICE=gpu "${app[@]}" 2>/dev/null) ;;
+              preload) o=$(LD_PRELOAD=$PWD/build-runtime/lib/libdop_intercept.so DOP_CONFIG=0,1 "${app[@]}" 2>/dev/null) ;;
+              exec01) o=$($dop exec --config 0,1 -- "${app[@]}" 2>/dev/null) ;;
+              auto) o=$($dop exec "${auto_args[@]}" -- "${app[@]}" 2>/dev/null) ;;
+            esac
+            echo "$a $m $(sed -n 's/.*kernel_ms=\([0-9.]*\).*check=\([a-zA-Z]*\).*/\1 \2/p' <<<"$o")" >>"$OUT/presence.txt"
+          done
+        done
+      done
+      python3 - "$OUT/presence.txt" $papps <<'PY'
+import collections, statistics as st, sys
+v = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) == 4 and p[3] == "ok":
+        v[p[0], p[1]].append(float(p[2]))
+for a in sys.argv[2:]:
+    n = st.median(v[a, "native"])
+    print(a, " ".join(f"{m} {st.median(v[a, m]):.3f} ({st.median(v[a, m]) / n:.3f}, n={len(v[a, m])})"
+                      for m in ["native", "preload", "exec01", "auto"]))
+PY
       ;;
     enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
       [ -x build-runtime/bin/bench_enqueue ] && bash benchmarks/intercept_overhead.sh build-runtime 0,1 5 |
