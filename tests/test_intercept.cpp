@@ -1163,6 +1163,20 @@ TEST_CASE("intercept: forms made on the fly and cached let DOP_CONFIG=auto run w
   REQUIRE(lines.size() == 1);
   CHECK(field(lines[0], "gpu_units") == "2/8");
   CHECK(lines[0].find("unthrottled") == std::string::npos);
+  // The cached forms are read when the program is built, not at the kernel's first launch (here there is none).
+  r = run_command(later + "DOP_CONFIG=auto DOP_MODEL='" + model + "' '" + app() + "' build");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("build: OK") != std::string::npos);
+  CHECK(r.out.find("forms of vecadd: from cache " + dir + "/cache/forms/") != std::string::npos);
+  CHECK(log_lines(r.out, "vecadd").empty());
+  // Without an entry in the cache the build reads nothing and runs no bundler (that waits for a launch).
+  r = run_command("DOP_CACHE_DIR='" + dir + "/none' DOP_BUNDLER='" + dop + "' LD_PRELOAD='" + preload() +
+                  "' DOP_LOG=1 DOP_CONFIG=auto DOP_MODEL='" + model + "' '" + app() + "' build");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("forms of vecadd") == std::string::npos);
+  CHECK(run_command("ls '" + dir + "/none/forms' 2>/dev/null | wc -l").out == "0\n");
 
   // A corrupt entry is ignored and made again.
   run_command("for f in '" + dir + "'/cache/forms/*.json; do echo '{ broken' > \"$f\"; done");

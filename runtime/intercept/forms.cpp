@@ -50,14 +50,19 @@ std::vector<std::string> kernel_names(cl_program p) {
   return names;
 }
 
+// The interposer's forms cache folder: DOP_CACHE_DIR's (or the default root's) forms/, "" where there is no root.
+std::string forms_cache_dir() {
+  const std::string root = dop::cache_root();
+  return root.empty() ? "" : root + "/forms";
+}
+
 }  // namespace
 
 std::unique_ptr<dop::KernelFormsResolver> make_forms_resolver(LogFn log) {
   dop::KernelFormsOptions fo;
   if (const std::string dir = env("DOP_BUNDLES"); !dir.empty()) fo.bundle_dirs = {dir};
   dop::FormsCacheOptions co;
-  const std::string root = dop::cache_root();
-  if (!root.empty()) co.dir = root + "/forms";
+  co.dir = forms_cache_dir();
   co.bundler = env("DOP_BUNDLER");
   co.timeout_s = bundler_timeout();
   co.log = std::move(log);
@@ -83,9 +88,13 @@ std::vector<std::pair<std::string, std::shared_ptr<const dop::KernelForms>>> res
     const LogFn& log) {
   std::vector<std::pair<std::string, std::shared_ptr<const dop::KernelForms>>> resolved;
   const auto& bundles = forms.bundles();
-  for (const std::string& name : kernel_names(program))
-    if (std::any_of(bundles.begin(), bundles.end(), [&](const auto& b) { return b.second.kernel == name; }))
-      resolved.emplace_back(name, resolve_forms(forms, {source, name, options, {}}, log));
+  const std::string cache = forms_cache_dir();
+  for (const std::string& name : kernel_names(program)) {
+    const dop::KernelSource k{source, name, options, {}};
+    if (std::any_of(bundles.begin(), bundles.end(), [&](const auto& b) { return b.second.kernel == name; }) ||
+        dop::forms_cached(cache, k))
+      resolved.emplace_back(name, resolve_forms(forms, k, log));
+  }
   return resolved;
 }
 

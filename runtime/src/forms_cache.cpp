@@ -52,6 +52,13 @@ void FormsCache::log(const KernelSource& k, const std::string& what) const {
   if (o_.log) o_.log("forms of " + k.kernel + ": " + what);
 }
 
+bool forms_cached(const std::string& dir, const KernelSource& k) {
+  if (dir.empty() || k.kernel.empty()) return false;
+  const std::string base = (std::filesystem::path(dir) / forms_cache_key(k)).string();
+  std::error_code ec;
+  return std::filesystem::exists(base + ".json", ec) || std::filesystem::exists(base + ".failed", ec);
+}
+
 std::optional<std::pair<std::string, Bundle>> FormsCache::bundle(const KernelSource& k, std::string& why) const {
   if (k.kernel.empty()) {
     why = "the forms cache needs the kernel's name";

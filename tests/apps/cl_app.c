@@ -3,6 +3,7 @@
  * results exactly and prints "<mode>: OK ..." (exit 0) or "<mode>: FAIL ..." (exit 1).
  *
  *   cl_app vecadd [N] [REPEAT]   1D, read-only inputs, write-only output, scalar n, an event waited on
+ *   cl_app build                 vecadd's program built and its kernel made, no launch
  *   cl_app shapes [N] [REPEAT]   vecadd at REPEAT NDRanges shrinking by 64 from N (n and the output's last element
  *                                following), then one at N/2: launch classes that span shapes
  *   cl_app rw2d                  2D launch with an explicit local size, a read-write buffer, two launches
@@ -899,6 +900,10 @@ int main(int argc, char** argv) {
     double ms = 0;
     bad = vecadd(q, n, repeat, &ms);
     printf("vecadd: %s n=%d repeat=%d time_ms=%.3f\n", bad ? "FAIL" : "OK", n, repeat, ms);
+  } else if (strcmp(mode, "build") == 0) {
+    struct vecadd_data v = vecadd_make(q, 1024);
+    vecadd_free(&v);
+    printf("build: OK\n");
   } else if (strcmp(mode, "shapes") == 0) {
     int n = argc > 2 ? atoi(argv[2]) : 69632;
     int repeat = argc > 3 ? atoi(argv[3]) : 8;

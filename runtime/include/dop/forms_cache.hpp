@@ -30,6 +30,10 @@ struct FormsCacheOptions {
 /// The cache key of a kernel (64 hex digits).
 std::string forms_cache_key(const KernelSource& k);
 
+/// Whether the cache folder `dir` has an entry of the kernel (a bundle or a negative entry): its forms are then
+/// resolved without running the bundler. Reads no file (an entry found corrupt later is made again, as always).
+bool forms_cached(const std::string& dir, const KernelSource& k);
+
 /// A BundleMaker (KernelFormsOptions::maker) over the cache folder and the bundler. Thread-safe (it holds no state
 /// besides its options; the resolver calls it once per kernel).
 class FormsCache : public BundleMaker {
