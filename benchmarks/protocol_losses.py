@@ -16,13 +16,23 @@ import sys
 from collections import defaultdict
 
 
-def load_rows(path):
+def read_rows(path):
+    """The rows of a sweep dataset, CSV or gzipped CSV (docs/dataset.md), as dicts."""
     opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
+        yield from csv.DictReader(f)
+
+
+def ran(row):
+    """Which devices ran work-groups in a dataset row: "C", "G", "CG" or "" (none)."""
+    return ("C" if int(row["cpu_work_groups"]) > 0 else "") + ("G" if int(row["gpu_work_groups"]) > 0 else "")
+
+
+def load_rows(path):
     rows = {}
-    with opener(path, "rt") as f:
-        for r in csv.DictReader(f):
-            key = (r["workload"], r.get("data_on", "host"), float(r["cpu_util"]), float(r["gpu_util"]))
-            rows[key] = r
+    for r in read_rows(path):
+        key = (r["workload"], r.get("data_on", "host"), float(r["cpu_util"]), float(r["gpu_util"]))
+        rows[key] = r
     return rows
 
 
@@ -35,9 +45,7 @@ def decisions_of(doc):
 
 def way(rows, d, which):
     r = rows.get((d["workload"], d["data_on"], d[which]["cpu"], d[which]["gpu"]))
-    if r is None:
-        return "?"
-    return ("C" if int(r["cpu_work_groups"]) > 0 else "") + ("G" if int(r["gpu_work_groups"]) > 0 else "")
+    return "?" if r is None else ran(r)
 
 
 def main(eval_path, data_path):

@@ -17,17 +17,14 @@ Standard library only; reads CSV or gzipped CSV with the dataset columns of docs
 import argparse
 import collections
 import csv
-import gzip
 import statistics
 import sys
 
+from protocol_losses import ran, read_rows  # the dataset reader and "which devices ran", beside this script
+
 
 def rows_of(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", newline="") as f:
-        for r in csv.DictReader(f):
-            if r.get("valid", "1") == "1":
-                yield r
+    return (r for r in read_rows(path) if r.get("valid", "1") == "1")
 
 
 def median(xs):
@@ -45,18 +42,16 @@ def report(path, min_ms, out):
         repeat_spread = collections.defaultdict(list)
         same_way = collections.defaultdict(list)  # (workload, CPU level) -> medians of rows that ran the CPU alone
         for w, rs in workloads.items():
-            def ran(r):
-                return int(r["cpu_work_groups"]) > 0, int(r["gpu_work_groups"]) > 0
             best = min(rs, key=lambda r: float(r["time_ms_median"]))
-            single = [float(r["time_ms_median"]) for r in rs if not all(ran(r))]
-            if all(ran(best)):
+            single = [float(r["time_ms_median"]) for r in rs if ran(r) != "CG"]
+            if ran(best) == "CG":
                 both_best += 1
                 if single:
                     gains.append(min(single) / float(best["time_ms_median"]))
             for r in rs:
-                cpu, gpu = ran(r)
+                cpu = ran(r) == "C"
                 t = float(r["time_ms_median"])
-                if cpu == gpu or t < min_ms:
+                if ran(r) not in ("C", "G") or t < min_ms:
                     continue
                 level = float(r["cpu_util"]) if cpu else float(r["gpu_util"])
                 repeat_spread["CPU" if cpu else "GPU", level].append(float(r["time_ms_max"]) / float(r["time_ms_min"]))

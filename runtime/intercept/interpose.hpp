@@ -52,9 +52,9 @@ bool log_enabled();
 void log_line(const std::string& s);
 
 /// dop's devices and configuration (DOP_CONFIG, DOP_MODEL, ...), read once: at the application's first successful
-/// clBuildProgram, so that its first launch does not pay for it (launch.cpp); and the forms of the program's
-/// bundled kernels (`source`: null for a program not made from source), at each such build (forms.hpp), with what
-/// they say of the model's size expressions (ProgramInfo::model_args). Never throws.
+/// clBuildProgram, so that its first launch does not pay for it (launch.cpp); and the forms of the program's kernels
+/// that a bundle names or the forms cache holds (`source`: null for a program not made from source), at each such
+/// build (forms.hpp), with what they say of the model's size expressions (ProgramInfo::model_args). Never throws.
 void prepare_dop(cl_program program, const std::string* source, const std::string& options);
 
 // ---------------------------------------------------------------------------------------------------------------

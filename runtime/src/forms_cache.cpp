@@ -42,6 +42,11 @@ std::string seconds(double s) {
   return buf;
 }
 
+// A kernel's entries in the cache folder `dir` are this path plus ".json" (its bundle) or ".failed" (a negative entry).
+std::string entry_base(const std::string& dir, const std::string& key) {
+  return (std::filesystem::path(dir) / key).string();
+}
+
 }  // namespace
 
 std::string forms_cache_key(const KernelSource& k) {
@@ -54,7 +59,7 @@ void FormsCache::log(const KernelSource& k, const std::string& what) const {
 
 bool forms_cached(const std::string& dir, const KernelSource& k) {
   if (dir.empty() || k.kernel.empty()) return false;
-  const std::string base = (std::filesystem::path(dir) / forms_cache_key(k)).string();
+  const std::string base = entry_base(dir, forms_cache_key(k));
   std::error_code ec;
   return std::filesystem::exists(base + ".json", ec) || std::filesystem::exists(base + ".failed", ec);
 }
@@ -69,7 +74,7 @@ std::optional<std::pair<std::string, Bundle>> FormsCache::bundle(const KernelSou
     return std::nullopt;
   }
   const std::string key = forms_cache_key(k);
-  const std::string base = (std::filesystem::path(o_.dir) / key).string();
+  const std::string base = entry_base(o_.dir, key);
   if (auto hit = from_cache(k, base + ".json")) return hit;
   if (negative_entry(k, base + ".failed", why)) return std::nullopt;
   if (o_.bundler.empty()) {
