@@ -330,6 +330,29 @@ TEST_CASE("apps: device choice and bad input", "[apps]") {
   CHECK(missing.out.find("cannot open the kernel source /nonexistent/stream.cl") != std::string::npos);
 }
 
+// The section clocks (app_common.h): an application whose section ends in app_read_result reports how long enqueueing
+// took (submit_ms, within kernel_ms), the process's CPU time over the section and its own thread's (within the
+// process's); one whose section does not (tiny: its threads time their own) reports none of them.
+TEST_CASE("apps: the timed section's clocks: enqueueing time and CPU time", "[apps]") {
+  for (const std::string app : {"lu", "stencil"}) {
+    auto r = run_command("'" + kApps + "/" + app + "' --size small");
+    INFO(app << ": " << r.out);
+    REQUIRE(r.rc == 0);
+    const auto kv = summary(r.out);
+    REQUIRE(kv.count("submit_ms") == 1);
+    const double kernel = std::stod(kv.at("kernel_ms")), submit = std::stod(kv.at("submit_ms"));
+    const double cpu = std::stod(kv.at("cpu_ms")), main_cpu = std::stod(kv.at("main_cpu_ms"));
+    CHECK(submit > 0);
+    CHECK(submit <= kernel);
+    CHECK(main_cpu > 0);
+    CHECK(main_cpu <= cpu + 0.01);  // the clocks' resolution
+  }
+  auto tiny = run_command("'" + kApps + "/tiny' --size small");
+  REQUIRE(tiny.rc == 0);
+  CHECK(summary(tiny.out).count("submit_ms") == 0);
+  CHECK(summary(tiny.out).count("kernel_ms") == 1);
+}
+
 // A kernel file with one change makes the application's own check fail: exit status 1, check=FAIL and what differs.
 static void check_detects(const std::string& app, const std::string& from, const std::string& to,
                           const std::string& says) {

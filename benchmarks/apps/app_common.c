@@ -254,10 +254,37 @@ void app_release_buffers(int count, ...) {
   va_end(ap);
 }
 
+/* The section's clocks at app_section_begin and at its end (app_read_result); `ended` once it has ended. */
+static struct {
+  int ended;
+  double wall, process_cpu, thread_cpu, submit_ms, cpu_ms, main_cpu_ms;
+} g_section;
+
+static double clock_ms(clockid_t clock) {
+  struct timespec t;
+  if (clock_gettime(clock, &t) != 0) return 0;
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+double app_section_begin(void) {
+  g_section.ended = 0;
+  g_section.process_cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+  g_section.thread_cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+  g_section.wall = app_now_ms();
+  return g_section.wall;
+}
+
 void* app_read_result(const app_t* app, cl_mem buffer, size_t bytes, double t0_ms, double* kernel_ms) {
   void* host = app_alloc(bytes);
+  const double submitted = app_now_ms();
   CL_CHECK(clEnqueueReadBuffer(app->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL));
   *kernel_ms = app_now_ms() - t0_ms;
+  if (g_section.wall == t0_ms) {
+    g_section.submit_ms = submitted - t0_ms;
+    g_section.cpu_ms = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - g_section.process_cpu;
+    g_section.main_cpu_ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - g_section.thread_cpu;
+    g_section.ended = 1;
+  }
   return host;
 }
 
@@ -295,9 +322,13 @@ void* app_alloc(size_t bytes) {
 int app_finish(const app_t* app, long launches, double kernel_ms, int ok, uint64_t checksum, int exact) {
   printf(
       "app=%s size=%s device=%s device_type=%s requested=%s launches=%ld kernel_ms=%.3f check=%s "
-      "checksum=0x%016llx exact=%s\n",
+      "checksum=0x%016llx exact=%s",
       app->name, app->size, app->device_name, app->device_type, app->requested, launches, kernel_ms, ok ? "ok" : "FAIL",
       (unsigned long long)checksum, exact ? "yes" : "no");
+  if (g_section.ended)
+    printf(" submit_ms=%.3f cpu_ms=%.3f main_cpu_ms=%.3f", g_section.submit_ms, g_section.cpu_ms,
+           g_section.main_cpu_ms);
+  printf("\n");
   fflush(stdout);
   clReleaseCommandQueue(app->queue);
   clReleaseContext(app->context);

@@ -60,6 +60,10 @@ void app_set_args(cl_kernel kernel, cl_uint first, cl_uint count, ...);
 /* Releases `count` cl_mem objects. */
 void app_release_buffers(int count, ...);
 
+/* The start of a timed section: app_now_ms(), and the process's and this thread's CPU clocks (for app_finish's
+ * submit_ms, cpu_ms and main_cpu_ms). */
+double app_section_begin(void);
+
 /* The end of a timed section begun at `t0_ms`: a blocking read of `bytes` of `buffer` into a new host array (the
  * caller frees it); sets *kernel_ms to the section's time. */
 void* app_read_result(const app_t* app, cl_mem buffer, size_t bytes, double t0_ms, double* kernel_ms);
@@ -78,7 +82,11 @@ void* app_alloc(size_t bytes);
 
 /* Prints the one summary line on stdout:
  *   app=NAME size=S device=D device_type=T requested=R launches=N kernel_ms=X check=ok|FAIL checksum=0x... exact=yes|no
- * and returns the process's exit status: 0 when `ok`, 1 otherwise (the reason is the application's to print). */
+ * followed, for a section begun by app_section_begin and ended by app_read_result, by
+ *   submit_ms=S cpu_ms=C main_cpu_ms=M
+ * (S: the section's time until its final read was asked for, i.e. what enqueueing its commands took; C: the CPU time of
+ * every thread of the process over the section; M: the section's thread's own), and returns the process's exit status:
+ * 0 when `ok`, 1 otherwise (the reason is the application's to print). */
 int app_finish(const app_t* app, long launches, double kernel_ms, int ok, uint64_t checksum, int exact);
 
 /* Prints the failing call and exits with status 2. */

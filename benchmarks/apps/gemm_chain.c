@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   cl_uint* a1 = app_alloc(bytes);
   long launches = 0;
   cl_int err = CL_SUCCESS;
-  const double t0 = app_now_ms();
+  const double t0 = app_section_begin();
   for (long s = 0; s < steps; ++s) {
     if (s == half) {
       CL_CHECK(clEnqueueCopyBuffer(app.queue, d_x, d_snap, 0, 0, bytes, 0, NULL, NULL));

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
 
   long launches = 0, r = 0;
   cl_uint partial[RESIDUAL_GROUPS];
-  const double t0 = app_now_ms();
+  const double t0 = app_section_begin();
   for (long it = 0; it < iters; ++it) {
     if (it == half)
       CL_CHECK(clEnqueueWriteBuffer(app.queue, d_params, CL_TRUE, 0, sizeof sources[1], sources[1], 0, NULL, NULL));

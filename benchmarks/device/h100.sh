@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, spread, enqueue. Results go to $OUT (at most 8 files come back).
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
@@ -139,6 +139,36 @@ for exp in "$@"; do
             "$(echo "$warm" | cut -d' ' -f4-)" | tee -a "$OUT/alone.txt"
         done
       done
+      ;;
+    spread)  # where the CPU's spread with host data lies: SPREAD_PROCS processes of `dop run --repeat SPREAD_REPEAT` for
+      # each configuration of SPREAD_CONFIGS (default 16 cores alone, 15 cores alone, 16 cores + half the GPU) and each
+      # spec of SPREAD_SPECS, interleaved; spread.txt: every process's median and runs; then, per spec and
+      # configuration, the spread within a process (median over processes of max/min of its runs after the warm-up)
+      # against the spread between processes (max/min of the processes' medians)
+      specs=${SPREAD_SPECS:-"kernels/atax/atax1_paper_n16384_wg256.json kernels/bicg/bicg2_paper_n16384_wg64.json kernels/fdtd2d/fdtd3_sweep_n4096_wg8x8.json kernels/mvt/mvt1_sweep_n4096_wg256.json"}
+      for p in $(seq "${SPREAD_PROCS:-5}"); do
+        for spec in $specs; do
+          for cfg in ${SPREAD_CONFIGS:-1,0 0.9375,0 1,0.5}; do
+            echo "$(basename "$spec" .json) $cfg $p $(ways "$spec" "${SPREAD_REPEAT:-8}" --memory copy --config "$cfg")" |
+              tee -a "$OUT/spread.txt"
+          done
+        done
+      done
+      python3 - "$OUT/spread.txt" <<'PY'
+import collections, re, statistics as st, sys
+procs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) < 7:
+        continue
+    runs = [float(x.split(":")[1]) for x in p[6:]][1:]  # the warm-up left out
+    if runs:
+        procs[p[0], p[1]].append((st.median(runs), max(runs) / min(runs), "".join(sorted({x.split(":")[0] for x in p[7:]}))))
+for (w, c), v in sorted(procs.items()):
+    meds = [m for m, _, _ in v]
+    print(f"{w:34s} {c:9s} n={len(v)} medians {min(meds):8.2f} .. {max(meds):8.2f} ({max(meds) / min(meds):.2f}x between)"
+          f"  within {st.median(r for _, r, _ in v):.2f}x  ways {' '.join(sorted({x for _, _, x in v}))}")
+PY
       ;;
     pinned)  # host data in pageable memory (copy: staged through pinned memory by idle cores) against page-locked
       # memory (pinned: the GPU's DMA reads it in place), each device alone and both, warm, interleaved per
@@ -379,38 +409,60 @@ for k, c in rest.most_common(8):
         cat "$OUT/apps${APPS_TAG:-}-log.txt"
       fi
       ;;
-    presence)  # the interposer's mere presence: PRESENCE_APPS natively on the GPU, with libdop_intercept.so preloaded at
-      # DOP_CONFIG=0,1 (no dop exec, no decision), under dop exec --config 0,1, and under auto, PRESENCE_ROUNDS interleaved
-      # rounds; medians of kernel_ms and ratios to native (presence.txt: every run)
+    presence)  # the interposer's mere presence: PRESENCE_APPS natively on the GPU and in PRESENCE_MODES (default:
+      # preloaded at DOP_CONFIG=0,1 with no dop exec and no decision, under dop exec --config 0,1, under auto),
+      # PRESENCE_ROUNDS interleaved rounds; medians of kernel_ms, submit_ms, cpu_ms and main_cpu_ms (the apps' section
+      # clocks, benchmarks/apps/app_common.h) and kernel_ms's ratio to native (presence.txt: every run). More modes:
+      # gpuonly (preloaded, DOP_CPU=none: dop discovers no CPU device of its own), stdcxx (only libstdc++ preloaded),
+      # nvnative and nvpreload (natively and preloaded with the NVIDIA ICD alone registered: no PoCL in the process);
+      # pin:MODE, any of them with the application bound to the cores PRESENCE_CPUS (taskset)
       export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
       auto_args=(--config auto --model models/h100-xeon16/gbt.json --bundles .device/app-bundles)
       papps=${PRESENCE_APPS:-gemm_chain lu stencil tiny}
+      pmodes="native ${PRESENCE_MODES:-preload exec01 auto}"
+      lib=$PWD/build-runtime/lib/libdop_intercept.so
+      mkdir -p /tmp/nv-only && cp /etc/OpenCL/vendors/nvidia.icd /tmp/nv-only/
+      stdcxx=$(ldconfig -p | sed -n 's/.*libstdc++.so.6 .*=> //p' | head -1)
       for a in $papps; do $dop exec "${auto_args[@]}" -- build-runtime/bin/apps/$a --size medium >/dev/null 2>&1; done
+      read -r -a pm <<<"$pmodes"
       for r in $(seq "${PRESENCE_ROUNDS:-14}"); do
         for a in $papps; do
-          for m in native preload exec01 auto; do
+          for ((i = 0; i < ${#pm[@]}; ++i)); do  # round r starts at its r-th mode: no mode always runs first
+            m=${pm[$(((r - 1 + i) % ${#pm[@]}))]}
             app=(build-runtime/bin/apps/$a --size medium)
-            case $m in
+            # pin:MODE runs MODE with the application on the cores PRESENCE_CPUS (default 4-7)
+            [[ $m == pin:* ]] && app=(taskset -c "${PRESENCE_CPUS:-4-7}" "${app[@]}")
+            case ${m#pin:} in
               native) o=$(APP_DEVICE=gpu "${app[@]}" 2>/dev/null) ;;
-              preload) o=$(LD_PRELOAD=$PWD/build-runtime/lib/libdop_intercept.so DOP_CONFIG=0,1 "${app[@]}" 2>/dev/null) ;;
+              preload) o=$(LD_PRELOAD=$lib DOP_CONFIG=0,1 "${app[@]}" 2>/dev/null) ;;
+              gpuonly) o=$(LD_PRELOAD=$lib DOP_CONFIG=0,1 DOP_CPU=none "${app[@]}" 2>/dev/null) ;;
+              stdcxx) o=$(LD_PRELOAD=$stdcxx APP_DEVICE=gpu "${app[@]}" 2>/dev/null) ;;
+              nvnative) o=$(OCL_ICD_VENDORS=/tmp/nv-only APP_DEVICE=gpu "${app[@]}" 2>/dev/null) ;;
+              nvpreload) o=$(OCL_ICD_VENDORS=/tmp/nv-only LD_PRELOAD=$lib DOP_CONFIG=0,1 "${app[@]}" 2>/dev/null) ;;
               exec01) o=$($dop exec --config 0,1 -- "${app[@]}" 2>/dev/null) ;;
               auto) o=$($dop exec "${auto_args[@]}" -- "${app[@]}" 2>/dev/null) ;;
+              *) echo "presence: unknown mode '$m'" >&2 && exit 2 ;;
             esac
-            echo "$a $m $(sed -n 's/.*kernel_ms=\([0-9.]*\).*check=\([a-zA-Z]*\).*/\1 \2/p' <<<"$o")" >>"$OUT/presence.txt"
+            f() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$o"; }
+            echo "$a $m $(f kernel_ms) $(sed -n 's/.*check=\([a-zA-Z]*\).*/\1/p' <<<"$o") $(f submit_ms) $(f cpu_ms) $(f main_cpu_ms)" >>"$OUT/presence.txt"
           done
         done
       done
-      python3 - "$OUT/presence.txt" $papps <<'PY'
+      python3 - "$OUT/presence.txt" "$papps" "$pmodes" <<'PY'
 import collections, statistics as st, sys
 v = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     p = line.split()
-    if len(p) == 4 and p[3] == "ok":
-        v[p[0], p[1]].append(float(p[2]))
-for a in sys.argv[2:]:
-    n = st.median(v[a, "native"])
-    print(a, " ".join(f"{m} {st.median(v[a, m]):.3f} ({st.median(v[a, m]) / n:.3f}, n={len(v[a, m])})"
-                      for m in ["native", "preload", "exec01", "auto"]))
+    if len(p) >= 4 and p[3] == "ok":
+        v[p[0], p[1]].append([float(x) for x in [p[2]] + p[4:]])
+med = lambda rows, i: st.median(r[i] for r in rows) if rows and all(len(r) > i for r in rows) else float("nan")
+for a in sys.argv[2].split():
+    n = med(v[a, "native"], 0)
+    for m in sys.argv[3].split():
+        rows = v[a, m]
+        q = st.quantiles([r[0] for r in rows], n=4) if len(rows) > 1 else [float("nan")] * 3
+        print(f"{a:11s} {m:14s} n={len(rows):2d} kernel {med(rows, 0):8.3f} ({med(rows, 0) / n:.3f}, quartiles"
+              f" {q[2] / q[0]:.2f}x apart)  submit {med(rows, 1):8.3f}  cpu {med(rows, 2):8.3f}  main_cpu {med(rows, 3):8.3f}")
 PY
       ;;
     enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
