@@ -340,3 +340,36 @@ TEST_CASE("dop sweep --set span: a sample of every family validates at every con
   CHECK(gammas == std::set<std::string>{"0", "4", "16", "64"});
   CHECK(rungs == std::set<std::string>{"1", "2", "3", "4", "5"});
 }
+
+TEST_CASE("dop sweep --name-suffix keeps rows at another scale apart, and resumes them by their names") {
+  // The same two workloads at two scales into one dataset: the second sweep's rows carry the suffix and do not resume
+  // (or collide with) the first's; run again, it finds its own rows present.
+  const std::string out = std::string(DOP_BINARY_DIR) + "/span_suffix_test.csv";
+  std::remove(out.c_str());
+  const std::string base = dop_binary() + " sweep --set span --match '^gv_c0_s1_' --configs 3 --repeat 1 --warmup 0 " +
+                           "--platform-id test --out " + out;
+  const auto usual = run_command(base + " --scale 0.001");
+  INFO(usual.out);
+  REQUIRE(usual.rc == 0);
+  CHECK_THAT(usual.out, Catch::Contains("6 rows written, 0 already present, 0 invalid"));
+  const auto tiny = run_command(base + " --scale 0.0005 --name-suffix _x0.0005");
+  INFO(tiny.out);
+  REQUIRE(tiny.rc == 0);
+  CHECK_THAT(tiny.out, Catch::Contains("6 rows written, 0 already present, 0 invalid"));
+  const auto again = run_command(base + " --scale 0.0005 --name-suffix _x0.0005");
+  CHECK_THAT(again.out, Catch::Contains("0 rows written, 6 already present"));
+  std::ifstream f(out);
+  std::string line;
+  std::getline(f, line);
+  const auto header = dop::csv_split(line);
+  const size_t iw = size_t(std::find(header.begin(), header.end(), "workload") - header.begin());
+  std::multiset<std::string> names;
+  while (std::getline(f, line)) names.insert(dop::csv_split(line)[iw]);
+  CHECK(names.count("gv_c0_s1_wg64") == 3);
+  CHECK(names.count("gv_c0_s1_wg64_x0.0005") == 3);
+  CHECK(names.count("gv_c0_s1_wg256_x0.0005") == 3);
+  // A suffix that would break the dataset's CSV is refused before anything runs.
+  const auto bad = run_command(base + " --name-suffix 'a,b'");
+  CHECK(bad.rc != 0);
+  CHECK_THAT(bad.out, Catch::Contains("--name-suffix 'a,b': letters, digits"));
+}

@@ -1,6 +1,7 @@
 // dop sweep: every workload of a set at every configuration of the grid, into a resumable CSV dataset.
 #include <regex.h>
 #include <unistd.h>
+#include <cctype>
 
 #include <algorithm>
 #include <chrono>
@@ -28,6 +29,7 @@ struct SweepFlags {
   std::vector<std::string> specs;
   std::string size = "large";
   double scale = 1.0;
+  std::string name_suffix;
   std::string out;
   std::string shard;
   std::string platform;
@@ -53,6 +55,18 @@ struct SweepFlags {
   std::string upgrade_in;
 };
 
+// The workloads of --set, --spec, --size and --scale, each name followed by --name-suffix (rows of the same workloads
+// at another scale, kept apart from those at the usual one: a row's key is its workload's name).
+std::vector<Workload> named_workloads(const SweepFlags& f) {
+  std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
+  if (f.name_suffix.empty()) return ws;
+  for (const char c : f.name_suffix)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      throw UsageError("--name-suffix '" + f.name_suffix + "': letters, digits, '_', '-' and '.' only");
+  for (auto& w : ws) w.spec.name += f.name_suffix;
+  return ws;
+}
+
 // dop sweep upgrade: the data block (data_on, in_bytes, out_bytes, args), or its args column, added to a dataset
 // swept before it, from the workloads of the given set (matched by name) and the memory mode it was swept in; nothing
 // re-measured.
@@ -60,7 +74,7 @@ void run_upgrade(const SweepFlags& f) {
   if (f.out.empty()) throw UsageError("dop sweep upgrade needs --out NEW.csv");
   if (f.out.size() > 3 && f.out.compare(f.out.size() - 3, 3, ".gz") == 0)
     throw UsageError("--out " + f.out + ": writes a plain CSV (gzip it afterwards)");
-  const std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
+  const std::vector<Workload> ws = named_workloads(f);
   if (ws.empty()) throw UsageError("dop sweep upgrade needs the workloads: --set or spec files");
   DataBlockSource src;
   src.data_on = data_on_of(parse_memory_mode(f.memory));
@@ -157,7 +171,7 @@ void run_sweep_cmd(const SweepFlags& f) {
     std::fflush(nullptr);
     std::exit(supervise_sweep(f.timeout));
   }
-  std::vector<Workload> ws = collect_workloads(f.set, f.specs, f.size, f.scale);
+  std::vector<Workload> ws = named_workloads(f);
   if (ws.empty()) throw std::invalid_argument("no workloads: give --set or spec files");
   if (!f.shard.empty()) {
     const auto slash = f.shard.find('/');
@@ -241,12 +255,16 @@ void run_sweep_cmd(const SweepFlags& f) {
 
 }  // namespace
 
-// The workloads a sweep runs, or an upgrade matches a dataset's rows to: --set, --spec, --size, --scale.
+// The workloads a sweep runs, or an upgrade matches a dataset's rows to: --set, --spec, --size, --scale,
+// --name-suffix.
 void add_workload_flags(CLI::App* cmd, SweepFlags& f) {
   cmd->add_option("--set", f.set, "Workload set: paper | extended | span | real | all");
   cmd->add_option("--spec", f.specs, "Workload spec files (in addition to --set)");
   cmd->add_option("--size", f.size, "Size of the real-world kernels: small | sweep | paper | large (default large)");
   cmd->add_option("--scale", f.scale, "Size scale of the synthetic workloads (default 1)");
+  cmd->add_option("--name-suffix", f.name_suffix,
+                  "Appended to every workload's name: rows of the same workloads at another --scale, kept apart from "
+                  "the usual ones (letters, digits, '_', '-', '.')");
 }
 
 void add_sweep(CLI::App& app) {

@@ -314,7 +314,9 @@ PY
       # each, the three corners always) in each memory situation of SPAN_MEMORY, one resumable file each (as realset);
       # SPAN_MATCH=REGEX sweeps only the workloads whose names match (before the sample; SPAN_SAMPLE=0: all of them),
       # into span-MEMORY$SPAN_TAG.csv; SPAN_PLATFORM=RECORD sweeps that record's grid (e.g. one CPU level: the
-      # configurations of that level a sampled sweep left out, when resumed from it with SPAN_CONFIGS=0)
+      # configurations of that level a sampled sweep left out, when resumed from it with SPAN_CONFIGS=0); SPAN_SCALE=S
+      # sweeps the set at scale S with names ending _xS (dop sweep --name-suffix: kept apart from the scale-1 rows),
+      # e.g. SPAN_SCALE=0.02 SPAN_TAG=-x0.02 for launches of 0.1-0.5 ms
       bundles=()
       [ -d .device/bundles ] && bundles=(--bundles .device/bundles)
       match=()
@@ -325,7 +327,9 @@ PY
         f=span-$mem${SPAN_TAG:-}.csv
         resume "$f" --set span --memory "$mem"
         t1=$(date +%s)
-        timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span "${match[@]}" --sample "${SPAN_SAMPLE:-160}" \
+        scale=()
+        [ -n "${SPAN_SCALE:-}" ] && scale=(--scale "$SPAN_SCALE" --name-suffix "_x$SPAN_SCALE")
+        timeout "${SPAN_TIMEOUT:-400}" $dop sweep --set span "${match[@]}" "${scale[@]}" --sample "${SPAN_SAMPLE:-160}" \
           --configs "${SPAN_CONFIGS:-12}" \
           --memory "$mem" --repeat "${SPAN_REPEAT:-2}" --warmup "${SPAN_WARMUP:-1}" "${platform[@]}" \
           "${bundles[@]}" --out "$OUT/$f" 2>&1 | tail -2
