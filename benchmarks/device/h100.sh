@@ -429,6 +429,7 @@ for k, c in rest.most_common(8):
       stdcxx=$(ldconfig -p | sed -n 's/.*libstdc++.so.6 .*=> //p' | head -1)
       for a in $papps; do $dop exec "${auto_args[@]}" -- build-runtime/bin/apps/$a --size medium >/dev/null 2>&1; done
       read -r -a pm <<<"$pmodes"
+      num() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$o"; }  # a number of the last run's summary line ($o)
       for r in $(seq "${PRESENCE_ROUNDS:-14}"); do
         for a in $papps; do
           for ((i = 0; i < ${#pm[@]}; ++i)); do  # round r starts at its r-th mode: no mode always runs first
@@ -447,8 +448,8 @@ for k, c in rest.most_common(8):
               auto) o=$($dop exec "${auto_args[@]}" -- "${app[@]}" 2>/dev/null) ;;
               *) echo "presence: unknown mode '$m'" >&2 && exit 2 ;;
             esac
-            f() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$o"; }
-            echo "$a $m $(f kernel_ms) $(sed -n 's/.*check=\([a-zA-Z]*\).*/\1/p' <<<"$o") $(f submit_ms) $(f cpu_ms) $(f main_cpu_ms)" >>"$OUT/presence.txt"
+            echo "$a $m $(num kernel_ms) $(sed -n 's/.*check=\([a-zA-Z]*\).*/\1/p' <<<"$o") $(num submit_ms) $(num cpu_ms)" \
+              "$(num main_cpu_ms)" >>"$OUT/presence.txt"
           done
         done
       done
