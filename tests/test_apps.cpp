@@ -462,6 +462,31 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
     CHECK(std::stod(by_mode["dop:1,0"][4]) ==
           Approx(std::stod(by_mode["dop:1,0"][2]) / std::stod(by_mode["native-gpu"][2])).epsilon(0).margin(5.01e-4));
   }
+  // --again: the native GPU run a second time, as a mode whose ratio is to the first (an A/A calibration); it needs
+  // no dop binary.
+  r = run_command("'" + driver + "' --bin '" + kApps + "' --dop /nonexistent/dop --natives gpu --again --apps " +
+                  "'tiny --launches 20' --repeat 2 --configs none --tsv '" + tsv + "'");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  {
+    const std::string t = dop::test::read_file(tsv);
+    INFO(t);
+    std::map<std::string, std::vector<std::string>> by_mode;
+    std::istringstream rows3(t);
+    for (std::string line; std::getline(rows3, line);) {
+      std::vector<std::string> cells;
+      std::istringstream cs(line);
+      for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
+      if (cells.size() == 10) by_mode[cells[1]] = cells;
+    }
+    CHECK(by_mode.size() == 3);  // the header, native-gpu, again:native-gpu
+    REQUIRE(by_mode.count("again:native-gpu"));
+    CHECK(by_mode["again:native-gpu"][8] == by_mode["native-gpu"][2]);  // the best native is the first run's
+    CHECK(std::stod(by_mode["again:native-gpu"][4]) ==
+          Approx(std::stod(by_mode["again:native-gpu"][2]) / std::stod(by_mode["native-gpu"][2]))
+              .epsilon(0)
+              .margin(5.01e-4));
+  }
   std::remove(tsv.c_str());
   r = run_command("'" + driver + "' --natives 'gpu tpu' --apps tiny");
   CHECK(r.rc == 2);

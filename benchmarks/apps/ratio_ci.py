@@ -4,8 +4,8 @@
     python3 benchmarks/apps/ratio_ci.py [--threshold 1.05] [--level 0.90] [--resamples 10000] [--seed 1]
                                         [--json OUT] FILE.json...
 
-For every application and every mode `dop:*` of each file (each file on its own, never pooled): the ratio of the
-mode's median kernel_ms to the best native device's (the lower median of native-gpu and native-cpu, as run_apps.sh
+For every application and every mode `dop:*` or `again:*` (run_apps.sh --again's second native run: the A/A
+calibration) of each file (each file on its own, never pooled): the ratio of the mode's median kernel_ms to the best native device's (the lower median of native-gpu and native-cpu, as run_apps.sh
 computes it), and a percentile bootstrap interval at --level: each resample draws every mode's runs and each native
 device's runs with replacement, independently, takes their medians, the lower native median as the best, and their
 ratio. Verdict: "<= T" when the upper bound is at most T (--threshold), "> T" when the lower bound is above it, else
@@ -67,7 +67,7 @@ def analyse(data, args):
         failures[app, mode] = int(r.get("failures") or 0)
         if app not in apps:
             apps.append(app)
-        if mode.startswith("dop:") and mode not in modes:
+        if mode.startswith(("dop:", "again:")) and mode not in modes:
             modes.append(mode)
 
     def best_native(app, pick):

@@ -19,6 +19,7 @@ bin="$root/build/bin/apps"
 apps="stencil,gemm_chain,lu,compute,tiny,tiny --ooo,tiny --threads 2,stream,stream --host"
 json=""
 tsv=""
+again=0
 dop_args=()
 declare -A libs=() lib_dops=() models_by=()
 lib_names=()
@@ -46,6 +47,9 @@ usage: $0 [options]
                     modes auto@NAME, C@NAME), to compare libraries (e.g. before and after a change) in the same
                     interleaved runs; LIB a build folder: its bin/dop runs its lib/libdop_intercept.so (the whole
                     dop exec of that tree, not only its library)
+  --again           also run the first native device a second time, as a mode of its own (again:native-D), shown
+                    and bootstrapped like a dop mode: its ratio is what two identical ways of running differ by on
+                    this machine at this count of runs (an A/A calibration beside the dop modes)
   --json FILE       write the results as JSON
   --tsv FILE        write the results as TSV
 EOF
@@ -91,6 +95,10 @@ while [[ $# -gt 0 ]]; do
       esac
       shift 2
       ;;
+    --again)
+      again=1
+      shift
+      ;;
     -h | --help)
       usage
       exit 0
@@ -115,6 +123,7 @@ for d in $natives; do
 done
 [[ ${#modes[@]} -gt 0 ]] || die "--natives needs gpu, cpu or both"
 nnat=${#modes[@]}
+[[ $again -eq 1 ]] && modes+=("again:${modes[0]}")
 if [[ -n $model ]]; then
   [[ -r $model ]] || die "cannot read the model $model"
   if [[ ${#lib_names[@]} -eq 0 ]]; then
@@ -134,7 +143,7 @@ for c in $configs; do
     for l in "${lib_names[@]}"; do modes+=("dop:$c@$l"); done
   fi
 done
-if [[ ${#modes[@]} -gt $nnat ]]; then
+if [[ " ${modes[*]}" == *" dop:"* ]]; then
   used=("$dop")
   [[ ${#lib_names[@]} -gt 0 ]] && used=()
   for l in "${lib_names[@]}"; do used+=("$(lib_dop "$l")"); done
@@ -169,8 +178,8 @@ run_one() {
   cmd=("$bin/$app" "${words[@]:1}" --size "$size")
   start=$(now_ms)
   case "$mode" in
-    native-gpu) APP_DEVICE=gpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
-    native-cpu) APP_DEVICE=cpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
+    native-gpu | again:native-gpu) APP_DEVICE=gpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
+    native-cpu | again:native-cpu) APP_DEVICE=cpu "${cmd[@]}" >"$out" 2>"$err" || rc=$? ;;
     dop:auto) env -u APP_DEVICE "$dop" exec --config auto --model "$model" "${dop_args[@]}" -- "${cmd[@]}" \
       >"$out" 2>"$err" || rc=$? ;;
     dop:auto=*) env -u APP_DEVICE "$dop" exec --config auto --model "${models_by[${mode#dop:auto=}]}" "${dop_args[@]}" \

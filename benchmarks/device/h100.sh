@@ -353,6 +353,8 @@ PY
         libs=(--lib "before=$PWD/build-before" --lib "after=$PWD/build-runtime")
       fi
       # APPS_NATIVES="gpu" runs no application natively on the CPU (where it is known to be far slower)
+      # APPS_AGAIN=1 runs the first native device a second time as a mode of its own (run_apps.sh --again: an A/A
+      # calibration of what identical runs differ by)
       # APPS_MODELS="NAME=MODEL ...": auto once per model instead (run_apps.sh --models), e.g. before and after a retrain
       model_args=(--model "${APPS_MODEL:-models/h100-xeon16/gbt.json}")
       if [ -n "${APPS_MODELS:-}" ]; then
@@ -362,7 +364,7 @@ PY
       export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
       timeout "${APPS_TIMEOUT:-540}" bash benchmarks/apps/run_apps.sh --size "${APPS_SIZE:-medium}" \
         --warmup "${APPS_WARMUP:-1}" --repeat "${APPS_REPEAT:-3}" --configs "${APPS_CONFIGS:-1,0 0,1 1,1}" \
-        --natives "${APPS_NATIVES:-gpu cpu}" \
+        --natives "${APPS_NATIVES:-gpu cpu}" ${APPS_AGAIN:+--again} \
         "${model_args[@]}" --dop "$dop" --bin build-runtime/bin/apps \
         ${APPS:+--apps "$APPS"} "${bundles[@]}" "${libs[@]}" --json "$OUT/apps${APPS_TAG:-}.json" \
         2>"$OUT/apps${APPS_TAG:-}.log" | tee "$OUT/apps${APPS_TAG:-}.txt"

@@ -42,7 +42,8 @@ def checks(tmp):
         g = [x * scale for x in gpu]
         results += [entry(app, "native-gpu", g), entry(app, "native-cpu", [x * scale for x in cpu]),
                     entry(app, "dop:double", [2 * x for x in g], failures=1 if app == "b" else 0),
-                    entry(app, "dop:same", list(g)), entry(app, "dop:few", g[:2])]
+                    entry(app, "dop:same", list(g)), entry(app, "dop:few", g[:2]),
+                    entry(app, "again:native-gpu", [x * 1.1 for x in g])]
     synth = os.path.join(tmp, "synth.json")
     with open(synth, "w") as f:
         json.dump({"size": "custom", "repeat": 8, "results": results}, f)
@@ -63,6 +64,9 @@ def checks(tmp):
               "%s: equal runs give 1.000 in [%.3f, %.3f]" % (app, s["lower"], s["upper"]))
         check(few["lower"] is None and few["verdict"] == "too few runs" and few["ratio"] is not None,
               "%s: 2 runs give a point ratio and 'too few runs'" % app)
+    # (2b) run_apps.sh --again's second native run is analysed like a dop mode: 1.1x runs give 1.100.
+    check("%.3f" % rows["a", "again:native-gpu"]["ratio"] == "1.100" and "again:native-gpu" in geo,
+          "the again: mode is analysed (%s)" % rows.get(("a", "again:native-gpu")))
     g = geo["dop:double"]
     check("%.3f" % g["ratio"] == "2.000" and g["lower"] <= 2 <= g["upper"] and g["verdict"] == "> 1.0",
           "geomean of the 2x mode: 2.000 in [%.3f, %.3f], '> 1.0'" % (g["lower"], g["upper"]))
