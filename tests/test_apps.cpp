@@ -39,6 +39,19 @@ std::map<std::string, std::string> summary(const std::string& out) {
   return kv;
 }
 
+// run_apps.sh --tsv's rows by their mode (the header's row under "mode"), each row's ten cells.
+std::map<std::string, std::vector<std::string>> tsv_rows_by_mode(const std::string& tsv) {
+  std::map<std::string, std::vector<std::string>> by_mode;
+  std::istringstream rows(tsv);
+  for (std::string line; std::getline(rows, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cs(line);
+    for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
+    if (cells.size() == 10) by_mode[cells[1]] = cells;
+  }
+  return by_mode;
+}
+
 struct Launches {
   std::map<std::string, int> native;     // kernel -> launches run natively (the decision was the app's device)
   std::map<std::string, int> by_dop;     // kernel -> launches dop ran
@@ -447,14 +460,7 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
     const std::string t = dop::test::read_file(tsv);
     INFO(t);
     CHECK(t.find("\tnative-cpu\t") == std::string::npos);
-    std::map<std::string, std::vector<std::string>> by_mode;
-    std::istringstream rows2(t);
-    for (std::string line; std::getline(rows2, line);) {
-      std::vector<std::string> cells;
-      std::istringstream cs(line);
-      for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
-      if (cells.size() == 10) by_mode[cells[1]] = cells;
-    }
+    auto by_mode = tsv_rows_by_mode(t);
     REQUIRE(by_mode.count("native-gpu"));
     REQUIRE(by_mode.count("dop:1,0"));
     CHECK(by_mode["dop:1,0"][8] == by_mode["native-gpu"][2]);  // best native = the native GPU's median
@@ -471,14 +477,7 @@ TEST_CASE("apps: run_apps.sh tables the runs and fails on a wrong result", "[app
   {
     const std::string t = dop::test::read_file(tsv);
     INFO(t);
-    std::map<std::string, std::vector<std::string>> by_mode;
-    std::istringstream rows3(t);
-    for (std::string line; std::getline(rows3, line);) {
-      std::vector<std::string> cells;
-      std::istringstream cs(line);
-      for (std::string c; std::getline(cs, c, '\t');) cells.push_back(c);
-      if (cells.size() == 10) by_mode[cells[1]] = cells;
-    }
+    auto by_mode = tsv_rows_by_mode(t);
     CHECK(by_mode.size() == 3);  // the header, native-gpu, again:native-gpu
     REQUIRE(by_mode.count("again:native-gpu"));
     CHECK(by_mode["again:native-gpu"][8] == by_mode["native-gpu"][2]);  // the best native is the first run's
