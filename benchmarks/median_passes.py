@@ -21,6 +21,8 @@ import math
 import statistics
 import sys
 
+from protocol_losses import read_rows  # the dataset reader, beside this script
+
 KEY = ("platform_id", "workload", "data_on", "cpu_util", "gpu_util")
 
 
@@ -28,22 +30,19 @@ class InputError(Exception):
     pass
 
 
-def open_text(path, mode):
-    return gzip.open(path, mode + "t", newline="") if path.endswith(".gz") else open(path, mode, newline="")
-
-
 def read_pass(path):
-    """(header, rows) of one pass; each row a dict, in file order."""
+    """(header, rows) of one pass; each row a dict, in file order (read by protocol_losses.read_rows)."""
     try:
-        with open_text(path, "r") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            missing = [c for c in KEY + ("time_ms_median", "valid") if c not in header]
-            if missing:
-                raise InputError(f"{path}: no column {', '.join(missing)}")
-            return header, list(reader)
+        rows = list(read_rows(path))
     except (OSError, EOFError, csv.Error, UnicodeDecodeError) as e:
         raise InputError(f"{path}: {e}") from e
+    if not rows:
+        raise InputError(f"{path}: no rows")
+    header = list(rows[0].keys())
+    missing = [c for c in KEY + ("time_ms_median", "valid") if c not in header]
+    if missing:
+        raise InputError(f"{path}: no column {', '.join(missing)}")
+    return header, rows
 
 
 def time_of(row):
@@ -145,7 +144,8 @@ def main(argv):
         print(line)
     if args.out:
         rows = combine(passes)
-        with open_text(args.out, "w") as f:
+        opener = gzip.open if args.out.endswith(".gz") else open
+        with opener(args.out, "wt", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
             w.writeheader()
             w.writerows(rows)
