@@ -304,6 +304,96 @@ TEST_CASE("dop predict takes the code features from the kernel source", "[cli][m
   CHECK_THAT(r.out, Catch::Contains("no kernel 'nope'"));
 }
 
+TEST_CASE("dop retarget moves a model to another platform's record; dop eval --platform-id decides its rows",
+          "[cli][models]") {
+  const std::string rec = tmp("retarget-a.json"), other = tmp("retarget-b.json"), model = tmp("retarget-a-model.json"),
+                    moved = tmp("retarget-b-model.json");
+  write(rec, R"({"platform_id": "pocl-test", "cpu": {"name": "a cpu", "compute_units": 2},
+                 "gpu": {"compute_units": 2, "triad_gbs": 40, "name": "a gpu"}})");
+  write(other, R"({"platform_id": "other-host", "cpu": {"name": "b cpu", "compute_units": 4},
+                   "gpu": {"compute_units": 8, "triad_gbs": 80, "name": "b gpu"},
+                   "grid": {"cpu_levels": [0, 0.25, 0.5, 0.75, 1],
+                            "gpu_levels": [0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1]}})");
+  auto r = run_command(dop_binary() + " train " + kData + " --platform " + rec + " --estimate --cv 0 --no-loko --out " +
+                       model);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+
+  r = run_command(dop_binary() + " retarget " + model + " --platform " + other + " --out " + moved);
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK_THAT(r.out,
+             Catch::Contains("gpu_triad_gbs") && Catch::Contains("40 -> 80") && Catch::Contains("the units differ"));
+  const auto a = parse(read_file(model)), b = parse(read_file(moved));
+  CHECK(b["platform"]["id"] == "other-host");
+  CHECK(b["platform"]["devices"] == "b cpu + b gpu");
+  CHECK(b["platform"]["cpu_units"] == 4);
+  CHECK(b["platform"]["gpu_units"] == 8);
+  CHECK(b["estimate"]["gpu_triad_gbs"] == 80);
+  CHECK(b["trees"] == a["trees"]);  // what it learned stays
+  CHECK(b["features"] == a["features"]);
+  CHECK(b["training"]["retargeted"][0]["platform_id"] == "pocl-test");
+  CHECK(b["training"]["retargeted"][0]["gpu_units"] == 2);
+
+  // The other platform's rows: the model of the first refuses them unless told, the moved one takes them.
+  std::string csv = read_file(kData), renamed;
+  for (size_t at = 0, next; at < csv.size(); at = next) {
+    next = csv.find('\n', at);
+    next = next == std::string::npos ? csv.size() : next + 1;
+    std::string line = csv.substr(at, next - at);
+    if (line.rfind("pocl-test,", 0) == 0) line = "other-host," + line.substr(10);
+    renamed += line;
+  }
+  write(tmp("retarget-rows.csv"), renamed);
+  r = run_command(dop_binary() + " eval " + model + " " + tmp("retarget-rows.csv"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("no data rows of platform 'pocl-test'"));
+  r = run_command(dop_binary() + " eval " + model + " " + tmp("retarget-rows.csv") + " --platform-id other-host");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("trained for platform 'pocl-test'; deciding the rows of platform 'other-host'"));
+  r = run_command(dop_binary() + " eval " + moved + " " + tmp("retarget-rows.csv") + " --json");
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK(parse(r.out)["evaluation"]["strategies"][0]["workloads"] == 30);
+  // At launch: the moved model is the other platform's.
+  const std::string features = features_for(model);
+  r = run_command("DOP_PLATFORM_ID=other-host " + dop_binary() + " predict --model " + moved + " --features " +
+                  features + " --global 1024 --local 64");
+  CHECK(r.rc == 0);
+  r = run_command("DOP_PLATFORM_ID=other-host " + dop_binary() + " predict --model " + model + " --features " +
+                  features + " --global 1024 --local 64");
+  CHECK(r.rc != 0);
+
+  // What it refuses, by name: not a record, no platform id, bad units, another grid; no file is written.
+  write(tmp("retarget-bad.json"), "[1, 2");
+  r = run_command(dop_binary() + " retarget " + model + " --platform " + tmp("retarget-bad.json") + " --out " +
+                  tmp("retarget-none.json"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("retarget-bad.json: not a JSON object"));
+  write(tmp("retarget-bad.json"), R"({"cpu": {"compute_units": 4}})");
+  r = run_command(dop_binary() + " retarget " + model + " --platform " + tmp("retarget-bad.json") + " --out " +
+                  tmp("retarget-none.json"));
+  CHECK_THAT(r.out, Catch::Contains("platform_id: missing"));
+  write(tmp("retarget-bad.json"), R"({"platform_id": "x", "cpu": {"compute_units": -3}})");
+  r = run_command(dop_binary() + " retarget " + model + " --platform " + tmp("retarget-bad.json") + " --out " +
+                  tmp("retarget-none.json"));
+  CHECK_THAT(r.out, Catch::Contains("cpu.compute_units: not a positive count"));
+  write(tmp("retarget-bad.json"), R"({"platform_id": "x", "grid": {"cpu_levels": [0, 0.5, 1], "gpu_levels": [0, 1]}})");
+  r = run_command(dop_binary() + " retarget " + model + " --platform " + tmp("retarget-bad.json") + " --out " +
+                  tmp("retarget-none.json"));
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("the platform's grid is not the model's"));
+  CHECK_FALSE(std::ifstream(tmp("retarget-none.json")).good());
+
+  // A model without the estimate features moves too; its decisions do not read the figures.
+  r = run_command(dop_binary() + " retarget " + data("dt.json") + " --platform " + other + " --out " +
+                  tmp("retarget-dt.json"));
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("no estimate features"));
+}
+
 TEST_CASE("dop train and eval report bad datasets with file, line and column", "[cli][models]") {
   std::string text = read_file(kData);
   const auto third = text.find('\n', text.find('\n') + 1) + 1;

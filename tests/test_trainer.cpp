@@ -953,18 +953,27 @@ TEST_CASE("set weights pull the trees toward the weighted set's rows", "[trainer
 }
 
 // The fast evaluation (bit vectors for the boosted trees, the walk for the decision tree, the estimate per
-// configuration) on the platform's committed models and the real workloads they decide: every output equals the
-// reference walk's, one full feature vector per configuration, and the models do decide by the estimate.
-TEST_CASE("the shipped H100 models score the real workloads exactly as the reference walk", "[trainer]") {
-  const std::string dir = std::string(DOP_SOURCE_DIR) + "/models/h100-xeon16/";
+// configuration) on each platform's committed models and the real workloads they decide: every output equals the
+// reference walk's, one full feature vector per configuration, and the models do decide by the estimate. The H200
+// host's are the H100's retargeted (dop retarget): the same trees, that host's record's figures.
+TEST_CASE("the shipped models score their platform's real workloads exactly as the reference walk", "[trainer]") {
+  const std::string models = std::string(DOP_SOURCE_DIR) + "/models/";
+  const std::string platform = GENERATE(std::string("h100-xeon16"), std::string("h200-host"));
+  INFO(platform);
+  const std::string dir = models + platform + "/";
   train::LoadOptions lo;
-  lo.features = dir + "features.csv";
+  lo.features = models + "h100-xeon16/features.csv";  // the real kernels' code features, whatever the host
   const auto d = train::load_dataset(dir + "real.csv.gz", lo);
   REQUIRE(d.workloads.size() >= 120);
+  REQUIRE(d.platform_id == platform);
+  const auto record = pred::PlatformFigures::from_record(test::read_file(dir + "platform.json"), dir + "platform.json");
   for (const char* file : {"gbt.json", "dt.json"}) {
     INFO(file);
     const auto p = pred::Predictor::load(dir + file, {});
     REQUIRE(p.model().platform.figures);  // trained with --estimate
+    CHECK(p.model().platform.id == platform);
+    CHECK(p.model().platform.figures->gpu_gather_gbs == record.gpu_gather_gbs);  // its own host's figures
+    CHECK(p.model().platform.figures->cpu_triad_gbs.back().gbs == record.cpu_triad_gbs.back().gbs);
     std::vector<double> fast(p.num_configs()), ref(p.num_configs());
     std::set<size_t> chosen;
     for (const auto& w : d.workloads) {

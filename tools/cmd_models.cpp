@@ -24,7 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-#if DOP_ANALYSIS
 // The devices a platform record (dop characterize) names, as dop names an unnamed platform (devices_platform_id).
 std::string record_devices(const json& record) {
   auto name = [&record](const char* role) {
@@ -34,7 +33,6 @@ std::string record_devices(const json& record) {
   };
   return devices_platform_id(name("cpu"), name("gpu"));
 }
-#endif
 
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -72,6 +70,41 @@ void run_export(const ExportFlags& f) {
   write_text(f.header, pred::generate_header(m, ns));
   std::printf("wrote %s (namespace %s): %s model, %zu trees, %zu features, %zu configurations\n", f.header.c_str(),
               ns.c_str(), m.type.c_str(), m.trees.size(), m.features.size(), m.configs().size());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// dop retarget
+// ---------------------------------------------------------------------------------------------------------------
+
+struct RetargetFlags {
+  std::string model, platform, out;
+};
+
+void run_retarget(const RetargetFlags& f) {
+  const pred::Model m = pred::Model::load(f.model);
+  const std::string text = read_text(f.platform);
+  const json record = json::parse(text, nullptr, false);
+  const pred::Model r =
+      pred::retarget(m, text, f.platform, record.is_object() ? record_devices(record) : std::string());
+  r.save(f.out);
+  std::printf("%s -> %s: %s model of platform '%s' (%s) for platform '%s' (%s)\n", f.model.c_str(), f.out.c_str(),
+              m.type.c_str(), m.platform.id.c_str(), m.platform.devices.c_str(), r.platform.id.c_str(),
+              r.platform.devices.c_str());
+  std::printf("  cpu units %d -> %d, gpu units %d -> %d\n", m.platform.cpu_units, r.platform.cpu_units,
+              m.platform.gpu_units, r.platform.gpu_units);
+  if (!m.platform.figures) {
+    std::printf("  no estimate features: the platform's figures do not enter its decisions\n");
+    return;
+  }
+  const json before = json::parse(m.to_json())["estimate"], after = json::parse(r.to_json())["estimate"];
+  for (const auto& [key, value] : after.items()) {
+    if (!value.is_number() || !before.contains(key) || !before[key].is_number()) continue;
+    const double a = before[key].get<double>(), b = value.get<double>();
+    std::printf("  %-24s %12.4g -> %-12.4g%s\n", key.c_str(), a, b,
+                a > 0 && std::fabs(b / a - 1) > 0.1 ? "  (differs by more than 10 %)" : "");
+  }
+  if (m.platform.cpu_units != r.platform.cpu_units || m.platform.gpu_units != r.platform.gpu_units)
+    std::printf("note: the units differ from those the model was trained on: its trees extrapolate (docs/models.md)\n");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -287,20 +320,23 @@ void run_train(const TrainFlags& f) {
 }
 
 struct EvalFlags {
-  std::string model, data, features;
+  std::string model, data, features, platform_id;
   bool json = false, verbose = false;
 };
 
 void run_eval(const EvalFlags& f) {
   const pred::Model m = pred::Model::load(f.model);
   train::LoadOptions lo;
-  lo.platform_id = m.platform.id;
+  lo.platform_id = f.platform_id.empty() ? m.platform.id : f.platform_id;
   lo.features = f.features;
   const train::Dataset d = train::load_dataset(f.data, lo);
+  if (!f.json && lo.platform_id != m.platform.id)
+    std::printf("note: the model was trained for platform '%s'; deciding the rows of platform '%s'\n",
+                m.platform.id.c_str(), lo.platform_id.c_str());
   print_problems(d, f.verbose);
   train::Evaluation e;
   try {
-    e = train::evaluate_model(m, d);
+    e = train::evaluate_model(m, d, !f.platform_id.empty());
   } catch (const pred::ModelError& x) {
     throw pred::ModelError(f.model + ": " + x.what());
   }
@@ -373,6 +409,8 @@ void add_models(CLI::App& app) {
     cmd->add_option("model", f->model, "Model file (dop-model/1)")->required();
     cmd->add_option("data", f->data, "Sweep dataset (CSV)")->required();
     cmd->add_option("--features", f->features, "Join code features by kernel name (dop features --csv output)");
+    cmd->add_option("--platform-id", f->platform_id,
+                    "Decide the rows of this platform (default: the model's): a model on another host's data");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->add_flag("--verbose", f->verbose, "List every invalid row and excluded workload");
     cmd->callback([f] { run_eval(*f); });
@@ -409,6 +447,15 @@ void add_models(CLI::App& app) {
     cmd->add_flag("--all", f->all, "Also print the model's output for every configuration");
     cmd->add_flag("--json", f->json, "Print JSON");
     cmd->callback([f] { run_predict(*f); });
+  }
+  {
+    auto f = std::make_shared<RetargetFlags>();
+    auto* cmd = app.add_subcommand(
+        "retarget", "Move a trained model to another platform: its record's figures for the estimate, the trees kept");
+    cmd->add_option("model", f->model, "Model file (dop-model/1)")->required();
+    cmd->add_option("--platform", f->platform, "The other platform's record (dop characterize --out)")->required();
+    cmd->add_option("--out", f->out, "The retargeted model file")->required();
+    cmd->callback([f] { run_retarget(*f); });
   }
   {
     auto f = std::make_shared<ExportFlags>();

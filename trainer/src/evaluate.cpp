@@ -328,8 +328,8 @@ Evaluation evaluate_test_set(const Dataset& d, const TrainOptions& o, const std:
   return e;
 }
 
-Evaluation evaluate_model(const pred::Model& m, const Dataset& d) {
-  if (m.platform.id != d.platform_id)
+Evaluation evaluate_model(const pred::Model& m, const Dataset& d, bool other_platform) {
+  if (m.platform.id != d.platform_id && !other_platform)
     throw pred::ModelError("the model was trained for platform '" + m.platform.id + "', the dataset " + d.path +
                            " was measured on '" + d.platform_id + "'");
   if (m.cpu_levels != d.cpu_levels || m.gpu_levels != d.gpu_levels)

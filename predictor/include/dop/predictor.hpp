@@ -197,6 +197,14 @@ struct Model {
   void save(const std::string& path) const;
 };
 
+/// The same trained model for another platform (`dop retarget`, docs/models.md "A model on another host"): the
+/// platform's id and compute units from its record (dop characterize's JSON, `record_text`, named `origin` in
+/// errors), `devices` as dop names that record's devices (dop/platform.hpp), and where the model has the estimate
+/// features, the estimate's figures from the record. Trees, features, grid and decision stay; training gains a
+/// "retargeted" entry with what the model was for before. A record of another grid, or not a record, throws
+/// ModelError naming the field.
+Model retarget(const Model& m, const std::string& record_text, const std::string& origin, const std::string& devices);
+
 /// Code features of one kernel by key (as `dop features` writes them), and optional integer expressions
 /// (dop::expr::evaluate, dop/expr.hpp) for values that depend on kernel arguments (global_bytes_per_item_expr, ...).
 /// NaN means missing.

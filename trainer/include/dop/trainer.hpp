@@ -207,9 +207,11 @@ Evaluation leave_one_kernel_out(const Dataset& data, const TrainOptions& options
 Evaluation evaluate_test_set(const Dataset& data, const TrainOptions& options, const std::string& set);
 
 /// A trained model on a dataset (no training): the model's decisions through the predictor. The dataset must
-/// match the model (platform, grid, code features), otherwise pred::ModelError says what differs. `best_constant`
-/// is the model's (from its training data) when it recorded one, else the dataset's own.
-Evaluation evaluate_model(const pred::Model& model, const Dataset& data);
+/// match the model (platform, grid, code features), otherwise pred::ModelError says what differs; with
+/// `other_platform` a dataset of another platform is decided too (a model on another host's data: dop eval
+/// --platform-id). `best_constant` is the model's (from its training data) when it recorded one, else the dataset's
+/// own.
+Evaluation evaluate_model(const pred::Model& model, const Dataset& data, bool other_platform = false);
 
 /// One evaluation repeated with several training seeds (TrainOptions::seed, seed + 1, ...: XGBoost's row and column
 /// sampling, the random forest's bootstrap, and cross-validation's fold assignment). Boosted trees trained on a few
