@@ -69,7 +69,7 @@ for exp in "$@"; do
   t0=$(date +%s)
   case "$exp" in
     characterize)
-      $dop characterize --name h100-xeon16 --out "$OUT/platform.json" | tee "$OUT/characterize.txt"
+      $dop characterize --name "${PLATFORM_NAME:-h100-xeon16}" --out "$OUT/platform.json" | tee "$OUT/characterize.txt"
       ;;
     split)  # dynamic at all cores + whole GPU vs the best of 19 static splits, every real kernel (one organisation)
       # With bundles, copies are the slices the footprints allow, and dynamic is also timed with whole copies.
@@ -304,7 +304,7 @@ PY
           resume "$f" --set real --size "$size" --memory "$mem"
           t1=$(date +%s)
           timeout "${REAL_TIMEOUT:-300}" $dop sweep --set real --size "$size" --memory "$mem" \
-            --repeat "${REAL_REPEAT:-3}" --warmup "${REAL_WARMUP:-1}" --platform-id h100-xeon16 "${bundles[@]}" \
+            --repeat "${REAL_REPEAT:-3}" --warmup "${REAL_WARMUP:-1}" --platform-id "${PLATFORM_NAME:-h100-xeon16}" "${bundles[@]}" \
             --out "$OUT/$f" 2>&1 | tail -2
           echo "$f: $(($(date +%s) - t1)) s"
         done
