@@ -4,6 +4,8 @@
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
 # Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, spread, enqueue. Results go to $OUT (at most 8 files come back).
+# On another lent host (the H200 host, docs/results.md), PLATFORM_NAME names its platform in characterize's record and
+# in realset's rows (default h100-xeon16); the other sweeps write h100-xeon16's rows.
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
 # 8/8, which would run the whole GPU. A dataset to resume goes in .device/data/ under the name the experiment writes.
 set -uo pipefail
