@@ -96,13 +96,19 @@ void run_retarget(const RetargetFlags& f) {
     std::printf("  no estimate features: the platform's figures do not enter its decisions\n");
     return;
   }
-  const json before = json::parse(m.to_json())["estimate"], after = json::parse(r.to_json())["estimate"];
-  for (const auto& [key, value] : after.items()) {
-    if (!value.is_number() || !before.contains(key) || !before[key].is_number()) continue;
-    const double a = before[key].get<double>(), b = value.get<double>();
-    std::printf("  %-24s %12.4g -> %-12.4g%s\n", key.c_str(), a, b,
+  const auto row = [](const std::string& name, double a, double b) {
+    std::printf("  %-24s %12.4g -> %-12.4g%s\n", name.c_str(), a, b,
                 a > 0 && std::fabs(b / a - 1) > 0.1 ? "  (differs by more than 10 %)" : "");
-  }
+  };
+  const auto& ta = m.platform.figures->cpu_triad_gbs;
+  const auto& tb = r.platform.figures->cpu_triad_gbs;
+  if (!ta.empty() && !tb.empty())  // at all cores
+    row("cpu_triad_gbs (" + std::to_string(ta.back().cores) + "/" + std::to_string(tb.back().cores) + " cores)",
+        ta.back().gbs, tb.back().gbs);
+  const json before = json::parse(m.to_json())["estimate"], after = json::parse(r.to_json())["estimate"];
+  for (const auto& [key, value] : after.items())
+    if (value.is_number() && before.contains(key) && before[key].is_number())
+      row(key, before[key].get<double>(), value.get<double>());
   if (m.platform.cpu_units != r.platform.cpu_units || m.platform.gpu_units != r.platform.gpu_units)
     std::printf("note: the units differ from those the model was trained on: its trees extrapolate (docs/models.md)\n");
 }
