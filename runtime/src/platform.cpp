@@ -27,7 +27,8 @@ std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& mode
     std::fprintf(stderr,
                  "dop: warning: %s: the model was trained for platform '%s', and this platform is '%s' (its "
                  "devices): using it anyway; DOP_PLATFORM_ID (or dop's --platform-id) names this platform and "
-                 "refuses a model of another\n",
+                 "refuses a model of another; `dop characterize --out P.json` then `dop retarget MODEL --platform "
+                 "P.json --out M.json` makes one for these devices\n",
                  model_path.c_str(), trained_for.c_str(), devices.c_str());
   return p;
 }
