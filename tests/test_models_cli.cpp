@@ -184,6 +184,7 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
     INFO(r.out);
     CHECK(r.rc == 0);
     CHECK(Catch::Contains("warning").match(r.out) == (named != here));
+    if (named != here) CHECK_THAT(r.out, Catch::Contains("dop retarget MODEL --platform P.json"));  // how to fix it
   }
 }
 
