@@ -392,7 +392,7 @@ TEST_CASE("dop retarget moves a model to another platform's record; dop eval --p
                   tmp("retarget-dt.json"));
   INFO(r.out);
   CHECK(r.rc == 0);
-  CHECK_THAT(r.out, Catch::Contains("no estimate features"));
+  CHECK_THAT(r.out, Catch::Contains("no estimate features") && Catch::Contains("the units differ"));
 }
 
 TEST_CASE("dop train and eval report bad datasets with file, line and column", "[cli][models]") {

@@ -92,6 +92,8 @@ void run_retarget(const RetargetFlags& f) {
               r.platform.devices.c_str());
   std::printf("  cpu units %d -> %d, gpu units %d -> %d\n", m.platform.cpu_units, r.platform.cpu_units,
               m.platform.gpu_units, r.platform.gpu_units);
+  if (m.platform.cpu_units != r.platform.cpu_units || m.platform.gpu_units != r.platform.gpu_units)
+    std::printf("note: the units differ from those the model was trained on: its trees extrapolate (docs/models.md)\n");
   if (!m.platform.figures) {
     std::printf("  no estimate features: the platform's figures do not enter its decisions\n");
     return;
@@ -109,8 +111,6 @@ void run_retarget(const RetargetFlags& f) {
   for (const auto& [key, value] : after.items())
     if (value.is_number() && before.contains(key) && before[key].is_number())
       row(key, before[key].get<double>(), value.get<double>());
-  if (m.platform.cpu_units != r.platform.cpu_units || m.platform.gpu_units != r.platform.gpu_units)
-    std::printf("note: the units differ from those the model was trained on: its trees extrapolate (docs/models.md)\n");
 }
 
 // ---------------------------------------------------------------------------------------------------------------
