@@ -305,7 +305,7 @@ TEST_CASE("dop predict takes the code features from the kernel source", "[cli][m
   CHECK_THAT(r.out, Catch::Contains("no kernel 'nope'"));
 }
 
-TEST_CASE("dop retarget moves a model to another platform's record; dop eval --platform-id decides its rows",
+TEST_CASE("dop retarget moves a model to another platform's record, and dop eval --platform-id decides its rows",
           "[cli][models]") {
   const std::string rec = tmp("retarget-a.json"), other = tmp("retarget-b.json"), model = tmp("retarget-a-model.json"),
                     moved = tmp("retarget-b-model.json");
