@@ -2,6 +2,7 @@
 // OpenCL): outputs exactly right at every configuration, DOP_LOG showing where dop ran it, fallback for what it
 // does not support, and `dop exec`.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -537,6 +538,22 @@ TEST_CASE("intercept: bundles bring malleable forms and footprints and DOP_CONFI
   CHECK(r.out.find("vecadd: OK") != std::string::npos);  // the application's own launches
   CHECK_THAT(r.out, Catch::Contains("the model was trained for platform 'pocl-test', not for 'elsewhere'"));
   for (const auto& l : log_lines(r.out, "vecadd")) CHECK(field(l, "route") != "dop");
+  // A folder of models (DOP_MODEL=models/, dop exec --model models): this platform's gbt.json, the same decisions.
+  const std::string folder = dir + "/models";
+  std::filesystem::create_directories(folder + "/pocl-test");
+  std::filesystem::copy_file(model, folder + "/pocl-test/gbt.json", std::filesystem::copy_options::overwrite_existing);
+  r = run_command(env + "DOP_AUTO_CHECK=0 DOP_PLATFORM_ID=pocl-test DOP_MODEL='" + folder + "' LD_PRELOAD='" +
+                  preload() + "' DOP_CONFIG=auto DOP_LOG=1 '" + app() + "' vecadd 65536 2");
+  INFO(r.out);
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("vecadd: OK") != std::string::npos);
+  CHECK(r.out.find("warning") == std::string::npos);
+  const auto from_folder = log_lines(r.out, "vecadd");
+  REQUIRE(from_folder.size() == 2);
+  for (const auto& l : from_folder) {
+    CHECK(field(l, "auto") == "model");
+    CHECK(field(l, "config") == chosen);
+  }
   for (const auto& l : lines) {
     CHECK(field(l, "auto") == "model");
     CHECK(field(l, "config") == chosen);

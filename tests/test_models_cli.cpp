@@ -2,9 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "support.hpp"
 
@@ -46,6 +49,17 @@ json parse(const std::string& out) {
   INFO(out);
   REQUIRE_FALSE(j.is_discarded());
   return j;
+}
+
+// This platform's id when nobody names it: its devices', as dop sweep writes it ("<CPU> + <GPU>").
+std::string this_platform_devices() {
+  const auto devices = parse(run_command(dop_binary() + " devices --json").out);
+  std::string cpu, gpu;
+  for (const auto& d : devices["devices"]) {
+    if (d["id"] == devices["selection"]["cpu"]) cpu = d["name"];
+    if (d["id"] == devices["selection"]["gpu"]) gpu = d["name"];
+  }
+  return cpu + " + " + gpu;
 }
 
 }  // namespace
@@ -151,14 +165,7 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
           "[cli][models]") {
   const std::string model = data("gbt.json");
   const std::string features = features_for(model);
-  // This platform's id when nobody names it: its devices', as dop sweep writes it.
-  const auto devices = parse(run_command(dop_binary() + " devices --json").out);
-  std::string cpu, gpu;
-  for (const auto& d : devices["devices"]) {
-    if (d["id"] == devices["selection"]["cpu"]) cpu = d["name"];
-    if (d["id"] == devices["selection"]["gpu"]) gpu = d["name"];
-  }
-  const std::string here = cpu + " + " + gpu;
+  const std::string here = this_platform_devices();
   auto r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + " predict --model " + model + " --features " +
                        features + " --global 1024 --local 64");
   CHECK(r.rc == 0);
@@ -186,6 +193,51 @@ TEST_CASE("dop predict warns when the model was not trained on these devices, na
     CHECK(Catch::Contains("warning").match(r.out) == (named != here));
     if (named != here) CHECK_THAT(r.out, Catch::Contains("dop retarget MODEL --platform P.json"));  // how to fix it
   }
+}
+
+TEST_CASE("a folder of models: dop takes this platform's gbt.json, or names the platforms it holds", "[cli][models]") {
+  const std::string features = features_for(data("gbt.json"));
+  const std::string here = this_platform_devices(), dir = tmp("folder");
+  std::filesystem::remove_all(dir);
+  auto m = parse(read_file(data("gbt.json")));
+  // Two platforms' models: one whose record named other devices, one whose record named these; and a folder with none.
+  const std::vector<std::array<std::string, 3>> platforms = {{"a-other", "other-host", "other cpu + other gpu"},
+                                                             {"b-here", "this-host", here}};
+  for (const auto& [name, id, devices] : platforms) {
+    std::filesystem::create_directories(dir + "/" + name);
+    m["platform"]["id"] = id;
+    m["platform"]["devices"] = devices;
+    write(dir + "/" + name + "/gbt.json", m.dump());
+  }
+  std::filesystem::create_directories(dir + "/empty");
+  const std::string predict = " predict --model " + dir + " --features " + features + " --global 1024 --local 64";
+  auto r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + predict);
+  INFO(r.out);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("gbt model for this-host") && !Catch::Contains("warning"));
+  r = run_command("DOP_PLATFORM_ID=other-host " + dop_binary() + predict);  // a named platform: by its id
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("gbt model for other-host"));
+  r = run_command("DOP_PLATFORM_ID=third-host " + dop_binary() + predict);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains(dir +
+                                    ": no gbt.json of this platform ('third-host') in its folders; found "
+                                    "'other-host' (other cpu + other gpu), 'this-host' (" +
+                                    here + ")") &&
+                        Catch::Contains("dop retarget"));
+  // A corrupt model in the folder is named, not passed over.
+  std::filesystem::create_directories(dir + "/0-bad");
+  write(dir + "/0-bad/gbt.json", "{\"format\": ");
+  r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + predict);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/0-bad/gbt.json"));
+  // dop exec takes the folder for the interposer (test_intercept runs an application with one).
+  std::filesystem::remove_all(dir + "/0-bad");
+  r = run_command(dop_binary() + " exec --config auto --model " + dir + " -- true");
+  CHECK(r.rc == 0);
+  r = run_command(dop_binary() + " exec --config auto --model " + dir + "/none -- true");
+  CHECK(r.rc != 0);
+  CHECK_THAT(r.out, Catch::Contains("no such file or folder"));
 }
 
 #if DOP_ANALYSIS

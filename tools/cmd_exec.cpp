@@ -96,8 +96,8 @@ std::string find_library(const std::string& flag) {
   }
   // Only that the model can be read: the interposer reads it on a thread of its own while the application starts,
   // and names a corrupt one on stderr then (reading it here too would add its reading time to every run).
-  if (!f.model.empty() && (!is_file(f.model) || std::filesystem::is_directory(f.model)))
-    throw std::invalid_argument("--model '" + f.model + "': no such file, or it cannot be read");
+  if (!f.model.empty() && !std::filesystem::is_directory(f.model) && !is_file(f.model))
+    throw std::invalid_argument("--model '" + f.model + "': no such file or folder, or it cannot be read");
   if (!f.memory.empty() && parse_memory_mode(f.memory) == MemoryMode::pinned)
     throw std::invalid_argument(
         "--memory pinned is for arguments made by an executor (dop run, dop sweep); under "
@@ -145,7 +145,9 @@ void add_exec(CLI::App& app) {
   cmd->add_option("--record", f->record,
                   "Record the source and build options of every program the app builds into this folder, for dop "
                   "bundle --from-record on a machine with the analysis tier [env DOP_RECORD]");
-  cmd->add_option("--model", f->model, "Model (dop train) for --config auto [env DOP_MODEL]");
+  cmd->add_option("--model", f->model,
+                  "Model (dop train) for --config auto, or a folder of models (models/: this platform's) [env "
+                  "DOP_MODEL]");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | svm [env DOP_MEMORY; default auto]");
   cmd->add_flag("--log", f->log,
                 "One line per kernel launch on stderr: config, work-groups per device, time, or "

@@ -436,7 +436,8 @@ void add_models(CLI::App& app) {
   {
     auto f = std::make_shared<PredictFlags>();
     auto* cmd = app.add_subcommand("predict", "Predict the best CPU/GPU configuration of a kernel launch");
-    cmd->add_option("--model", f->model, "Model file (dop-model/1)")->required();
+    cmd->add_option("--model", f->model, "Model file (dop-model/1), or a folder of models (models/: this platform's)")
+        ->required();
     cmd->add_option("source", f->source, "Kernel source (.cl); its code features are extracted (analysis tier)");
     cmd->add_option("--kernel", f->kernel, "Kernel name (needed when the source or features file has several)");
     cmd->add_option("--features", f->features,

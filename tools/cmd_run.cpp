@@ -280,7 +280,9 @@ void add_run(CLI::App& app) {
                               "Let a model choose the configuration (--model; code features from --bundle or the "
                               "source)");
   autoc->excludes(config);
-  cmd->add_option("--model", f->model, "Model file (dop train) for --auto")->needs(autoc);
+  cmd->add_option("--model", f->model,
+                  "Model file (dop train) for --auto, or a folder of models (models/: this platform's)")
+      ->needs(autoc);
   cmd->add_option("--platform-id", f->platform_id, "Refuse a model trained for another platform");
   cmd->add_option("--memory", f->memory, "auto | zero-copy | copy | resident | pinned | svm (default auto)");
   cmd->add_option("--malleable", f->malleable, "Malleable GPU form of the kernel (.cl with dop_gpu_mod/alloc args)");

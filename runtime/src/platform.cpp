@@ -1,8 +1,11 @@
 // This platform's id, and models checked against it (dop/platform.hpp).
 #include "dop/platform.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <vector>
 
 namespace dop {
 
@@ -14,12 +17,49 @@ std::string devices_platform_id(const cl::Selection& sel) {
   return devices_platform_id(sel.cpu ? sel.cpu->name : std::string(), sel.gpu ? sel.gpu->name : std::string());
 }
 
+namespace {
+
+// This platform's id as named: `platform_id`, else $DOP_PLATFORM_ID, else empty (the devices' own).
+std::string named_platform_id(const std::string& platform_id) {
+  const char* env = std::getenv("DOP_PLATFORM_ID");
+  return !platform_id.empty() ? platform_id : env ? std::string(env) : std::string();
+}
+
+}  // namespace
+
+std::string platform_model_in(const std::string& folder, const std::string& platform_id, const cl::Selection& sel) {
+  namespace fs = std::filesystem;
+  const std::string named = named_platform_id(platform_id), devices = devices_platform_id(sel);
+  std::vector<std::string> found;  // "id (devices)" of each model looked at, for the error
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (fs::is_regular_file(e.path() / kPlatformModelFile, ec)) candidates.push_back(e.path() / kPlatformModelFile);
+  if (ec) throw std::runtime_error(folder + ": cannot be read as a folder of models (" + ec.message() + ")");
+  std::sort(candidates.begin(), candidates.end());  // one answer whatever the folder's order
+  for (const auto& c : candidates) {
+    const pred::Model m = pred::Model::load(c.string());  // a corrupt one is named, not skipped
+    const bool match =
+        named.empty() ? (m.platform.id == devices || m.platform.devices == devices) : m.platform.id == named;
+    if (match) return c.string();
+    found.push_back("'" + m.platform.id + "' (" +
+                    (m.platform.devices.empty() ? "devices unnamed" : m.platform.devices) + ")");
+  }
+  std::string list;
+  for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
+  throw pred::ModelError(folder + ": no " + kPlatformModelFile + " of this platform (" +
+                         (named.empty() ? "devices '" + devices + "'" : "'" + named + "'") + ") in its folders" +
+                         (list.empty() ? std::string(" (none has one)") : "; found " + list) +
+                         "; `dop characterize --out P.json` then `dop retarget MODEL --platform P.json --out " +
+                         folder + "/NAME/" + kPlatformModelFile + "` makes one");
+}
+
 std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& model_path, const std::string& platform_id,
                                                          const cl::Selection& sel) {
+  if (std::filesystem::is_directory(model_path))
+    return load_model_for_platform(platform_model_in(model_path, platform_id, sel), platform_id, sel);
   pred::PredictorOptions po;
-  po.platform_id = platform_id;
-  const char* env = std::getenv("DOP_PLATFORM_ID");
-  if (po.platform_id.empty() && env) po.platform_id = env;
+  po.platform_id = named_platform_id(platform_id);
   auto p = std::make_shared<pred::Predictor>(pred::Predictor::load(model_path, po));  // refuses another named id
   const std::string& trained_for = p->model().platform.id;
   const std::string devices = devices_platform_id(sel);

@@ -16,7 +16,18 @@ std::string devices_platform_id(const cl::Selection& sel);
 /// The same of two device names (a platform record's, dop characterize), empty for a role without a device.
 std::string devices_platform_id(const std::string& cpu_name, const std::string& gpu_name);
 
-/// Loads a model (`model_path`) to run on the devices `sel`. This platform's id is `platform_id` (dop's
+/// The model file each platform's folder holds in a folder of models (`models/`: models/h100-xeon16/gbt.json, ...).
+constexpr const char* kPlatformModelFile = "gbt.json";
+
+/// This platform's model in a folder of models (`models/`): the `kPlatformModelFile` of one of its sub-folders, the
+/// first (by name) whose platform id is this platform's named id (`platform_id`, else $DOP_PLATFORM_ID), or, with
+/// neither, whose id or record's devices are `sel`'s devices (devices_platform_id). A folder without one throws
+/// pred::ModelError naming the platforms it holds and how to make this one's (dop characterize, dop retarget); a
+/// corrupt model in it throws naming that file.
+std::string platform_model_in(const std::string& folder, const std::string& platform_id, const cl::Selection& sel);
+
+/// Loads a model (`model_path`; a folder of models: this platform's, platform_model_in) to run on the devices `sel`.
+/// This platform's id is `platform_id` (dop's
 /// --platform-id), else $DOP_PLATFORM_ID: a model trained for another platform is then refused (pred::ModelError
 /// naming both ids). With neither, the platform is assumed to be the devices' own (devices_platform_id), and a model
 /// trained under another id whose record named other devices (pred::Platform::devices) is used with a warning on
