@@ -338,7 +338,7 @@ PY
         echo "$f: $(($(date +%s) - t1)) s, $(($(wc -l <"$OUT/$f") - 1)) rows"
       done
       ;;
-    apps)  # benchmarks/apps/ natively on the GPU and the CPU and under dop exec (auto with the platform's model and
+    apps)  # benchmarks/apps/ natively on the GPU and the CPU and under dop exec (auto with the platform's model of models/ and
       # the apps' bundles, and fixed configurations): medians of kernel_ms and ratios to the best native device
       bundles=()
       [ -d .device/app-bundles ] && bundles=(--dop-arg --bundles --dop-arg .device/app-bundles)
@@ -358,7 +358,7 @@ PY
       # APPS_AGAIN=1 runs the first native device a second time as a mode of its own (run_apps.sh --again: an A/A
       # calibration of what identical runs differ by)
       # APPS_MODELS="NAME=MODEL ...": auto once per model instead (run_apps.sh --models), e.g. before and after a retrain
-      model_args=(--model "${APPS_MODEL:-models/h100-xeon16/gbt.json}")
+      model_args=(--model "${APPS_MODEL:-models}")
       if [ -n "${APPS_MODELS:-}" ]; then
         model_args=()
         for m in $APPS_MODELS; do model_args+=(--models "$m"); done
@@ -393,7 +393,7 @@ int main(void) {
 C
           for a in stencil gemm_chain lu compute tiny stream "stream --host"; do
             echo "== $a"
-            $dop exec --config auto --model "${APPS_MODEL:-models/h100-xeon16/gbt.json}" --bundles .device/app-bundles \
+            $dop exec --config auto --model "${APPS_MODEL:-models}" --bundles .device/app-bundles \
               --log -- build-runtime/bin/apps/$a --size "${APPS_SIZE:-medium}" 2>&1 >/dev/null | python3 -c '
 import collections, re, sys
 n, us, own, rest = collections.Counter(), collections.defaultdict(float), collections.defaultdict(float), collections.Counter()
@@ -425,7 +425,7 @@ for k, c in rest.most_common(8):
       # nvnative and nvpreload (natively and preloaded with the NVIDIA ICD alone registered: no PoCL in the process);
       # pin:MODE, any of them with the application bound to the cores PRESENCE_CPUS (taskset)
       export DOP_CACHE_DIR=$PWD/build-runtime/dop-cache
-      auto_args=(--config auto --model models/h100-xeon16/gbt.json --bundles .device/app-bundles)
+      auto_args=(--config auto --model models --bundles .device/app-bundles)
       papps=${PRESENCE_APPS:-gemm_chain lu stencil tiny}
       pmodes="native ${PRESENCE_MODES:-preload exec01 auto}"
       lib=$PWD/build-runtime/lib/libdop_intercept.so
