@@ -904,6 +904,76 @@ TEST_CASE("intercept: under auto a class asks the model only once its exploratio
     CHECK_THAT(lines[at], Catch::Contains(no_code) && Catch::Contains("no code features"));
     for (size_t i = at + 1; i < lines.size(); ++i) CHECK_THAT(lines[i], Catch::Contains(failed_before));
   }
+  // Such a class is remembered as falling back: its launches after the one that finds the failure again run on the
+  // application's device from the memo, and repeat from the thread's cache (native_again), as a class settled there
+  // does, rather than each being decided again to find the same failure (DOP_TEST_CHECK_REPEATS=1 logs the repeats
+  // and checks each against the full decision).
+  lines = vecadd(bare + "DOP_AUTO_EXPLORE_MS=0 DOP_TEST_CHECK_REPEATS=1 '" + app() + "'", 40);
+  INFO(out);
+  CHECK(out.find("repeat mismatch") == std::string::npos);
+  CHECK_THAT(lines[0], Catch::Contains(no_code));
+  CHECK_THAT(lines[1], Catch::Contains(failed_before));
+  CHECK(field(lines[2], "auto") == "fallback");
+  CHECK(field(lines[2], "route") == "native");
+  CHECK(field(lines[2], "class") == "known");
+  for (size_t i = 3; i < lines.size(); ++i) CHECK(lines[i].find("dop-intercept: repeat=native kernel=vecadd") == 0);
+}
+
+// A class whose budget is spent while the model is still being read goes on natively, unasked, until the reading
+// has ended (model_askable): the application never waits for the model. The model here is the test model's trees a
+// hundred times over (11 MB, about half a second to read on the 2-core machine); how long its reading takes on this
+// machine is measured first, by a run that asks the model at its first launch (DOP_AUTO_EXPLORE_MS=0 waits for it).
+TEST_CASE("intercept: a model still being read does not stall the application", "[intercept]") {
+  const std::string dir = std::string(DOP_BINARY_DIR) + "/test_intercept_model_reading";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  std::string text = dop::test::read_file(std::string(DOP_SOURCE_DIR) + "/tests/data/models/gbt.json");
+  {
+    const size_t list = text.find("\"list\": [");
+    REQUIRE(list != std::string::npos);
+    const size_t open = text.find('[', list);
+    size_t close = open;  // its matching bracket (no string in a model's trees holds one)
+    for (int depth = 0; close < text.size(); ++close) {
+      depth += text[close] == '[' ? 1 : text[close] == ']' ? -1 : 0;
+      if (depth == 0) break;
+    }
+    REQUIRE(close < text.size());
+    REQUIRE(text.find("\"count\": 40") != std::string::npos);
+    const std::string trees = text.substr(open + 1, close - open - 1);
+    std::string many = trees;
+    for (int i = 1; i < 100; ++i) many += "," + trees;
+    text = text.substr(0, open + 1) + many + text.substr(close);
+    text.replace(text.find("\"count\": 40"), 11, "\"count\": 4000");
+  }
+  std::ofstream(dir + "/big.json") << text;
+  const std::string exec = "env -u DOP_BUNDLES DOP_CACHE_DIR='" + dir + "/cache' '" + dop::test::dop_binary() +
+                           "' exec --config auto --model '" + dir + "/big.json' --log -- '" + app() + "' vecadd 65536 ";
+  auto run = [](const std::string& cmd) {
+    const auto r = run_command(cmd);
+    INFO(r.out);
+    REQUIRE(r.rc == 0);
+    REQUIRE(r.out.find("vecadd: OK") != std::string::npos);
+    REQUIRE(r.out.find("error") == std::string::npos);
+    return log_lines(r.out, "vecadd");
+  };
+  // The reading's time: the first launch waits for it (its forms made and cached by this run too).
+  auto lines = run("DOP_AUTO_EXPLORE_MS=0 " + exec + "1");
+  REQUIRE(lines.size() == 1);
+  lines = run("DOP_AUTO_EXPLORE_MS=0 " + exec + "1");  // forms from the cache: the reading alone
+  const double reading_us = std::stod(field(lines.at(0), "call_us"));
+  INFO("reading the model: " << reading_us << " us");
+  REQUIRE(reading_us > 100000);
+  // A budget of 2 ms, spent long before the model is read: no launch waits for it.
+  lines = run("DOP_AUTO_EXPLORE_MS=2 " + exec + "600");
+  REQUIRE(lines.size() == 600);
+  size_t asked = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {  // the first: the class's first launch, its forms read from the cache
+    INFO(lines[i]);
+    CHECK(std::stod(field(lines[i], "call_us")) < reading_us / 4);
+    if (field(lines[i], "model") == "asked") asked = i;
+    if (!asked) CHECK(field(lines[i], "model") == "later");
+  }
+  // Where the run lasted longer than the reading, the class asked the model once it was read.
+  if (asked) CHECK(std::stod(field(lines[asked], "decide_us")) > 0);
 }
 
 // Under auto the model is read on a thread of the interposer's own once a launch class has spent a quarter of its

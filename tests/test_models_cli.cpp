@@ -225,12 +225,21 @@ TEST_CASE("a folder of models: dop takes this platform's gbt.json, or names the 
                                     "'other-host' (other cpu + other gpu), 'this-host' (" +
                                     here + ")") &&
                         Catch::Contains("dop retarget"));
-  // A corrupt model in the folder is named, not passed over.
+  // A corrupt model in the folder is named, not passed over, where it may be this platform's (its text names the
+  // platform: it is parsed) or where the folder has none of this platform (every model is parsed for the error).
+  // One that cannot be this platform's is not parsed (dop exec reads the folder inside the application's run).
   std::filesystem::create_directories(dir + "/0-bad");
-  write(dir + "/0-bad/gbt.json", "{\"format\": ");
-  r = run_command("env -u DOP_PLATFORM_ID " + dop_binary() + predict);
+  write(dir + "/0-bad/gbt.json", "{\"format\": \"dop-model/1\", \"platform\": {\"id\": \"this-host\", ");
+  r = run_command("DOP_PLATFORM_ID=this-host " + dop_binary() + predict);
   CHECK(r.rc == 1);
   CHECK_THAT(r.out, Catch::Contains(dir + "/0-bad/gbt.json"));
+  write(dir + "/0-bad/gbt.json", "{\"format\": ");
+  r = run_command("DOP_PLATFORM_ID=third-host " + dop_binary() + predict);
+  CHECK(r.rc == 1);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/0-bad/gbt.json"));
+  r = run_command("DOP_PLATFORM_ID=this-host " + dop_binary() + predict);
+  CHECK(r.rc == 0);
+  CHECK_THAT(r.out, Catch::Contains("gbt model for this-host"));
   // dop exec takes the folder for the interposer (test_intercept runs an application with one).
   std::filesystem::remove_all(dir + "/0-bad");
   r = run_command(dop_binary() + " exec --config auto --model " + dir + " -- true");

@@ -413,6 +413,22 @@ void run_before_model(DopState& s, const DopState::ClassMemo& c, const Config& o
   d.model = "later";
 }
 
+// A class whose executor key failed (s.failed): remembered as falling back, so that its next launches go to the
+// application's enqueue from the memo (decide_known_class) instead of being decided again to find the failure: a
+// kernel with no forms under auto (a runtime-only machine without its bundle) costs its launches a lookup, not a
+// decision. Called with s.m held.
+void remember_fallback(DopState& s, cl_kernel kernel, const std::string& name, const std::string& ckey,
+                       const std::string& key) {
+  DopState::KernelMemo& memo = kernel_memo(s, kernel, name);
+  auto it = memo.classes.try_emplace(ckey).first;
+  memo.last = &*it;
+  DopState::ClassMemo& c = it->second;
+  if (c.fallback) return;  // with dop's log, its launches come here to say why
+  c = DopState::ClassMemo{{}, {}, {}, {}, 0, &measured_of(s, key, ckey), false};
+  c.fallback = true;
+  decision_inputs_changed();  // its launches repeated from a cache (pending ones) are not what they were
+}
+
 // Where a launch's data is, for the model (pred::LaunchShape::data_on_gpu, the dataset's data_on): on the GPU when
 // the application's queue is on dop's GPU and its buffers there are current (dop holds none of their latest bytes),
 // as in an application that keeps its data on the GPU between launches; else in host memory, where dop's copies and
@@ -541,7 +557,8 @@ std::string repeat_mismatch(const NativeRepeat& r, cl_kernel kernel, cl_uint wor
   auto c = m->second.classes.find(key);
   if (c == m->second.classes.end() || &c->second != r.cls) return "another launch class";
   if (c->second.model_pending != r.pending) return "the class was decided";
-  if (!r.pending && !native_route(c->second.model_config, r.dev, s.sel)) return "not the application's device";
+  if (!r.pending && !c->second.fallback && !native_route(c->second.model_config, r.dev, s.sel))
+    return "not the application's device";
   if (c->second.entry && c->second.entry->failed) return "the class failed";
   return {};
 }
@@ -713,16 +730,20 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
   {
     std::lock_guard<std::mutex> l(s.m);
     auto f = s.failed.find(d.key);
-    if (f != s.failed.end()) return "failed before: " + f->second;
+    if (f != s.failed.end()) {
+      remember_fallback(s, kernel, plan.kernel_name, ckey, d.key);
+      return "failed before: " + f->second;
+    }
     if (model_deferred(s, dev)) {
       // The class runs natively until its budget is spent, without its entry or spec (a class that never runs long
-      // enough costs a lookup per launch); its first launch after that asks the model.
+      // enough costs a lookup per launch); its first launch after that asks the model, once the model is read
+      // (model_askable: until then the class goes on as before rather than wait for the reading).
       const auto now = budget_now();
       DopState::Measured& m = measured_of(s, d.key, ckey);
       DopState::KernelMemo& memo = kernel_memo(s, kernel, plan.kernel_name);
       auto c = memo.classes.find(ckey);
       const bool pending = c == memo.classes.end() || c->second.model_pending;
-      if (pending && !exploration_budget_spent(s, m, now)) {
+      if (pending && (!exploration_budget_spent(s, m, now) || !model_askable(s))) {
         d.known_class = c != memo.classes.end();
         if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, {}, {}, 0, &m, true}).first;
         memo.last = &*c;
@@ -819,10 +840,23 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     }
     const DopState::ClassMemo& c = memo.last->second;
     if (c.entry && c.entry->failed) return to_decide();  // decide() says why (a pending class has no entry)
+    if (c.fallback) {
+      if (log_enabled() && !checking_repeats()) return to_decide();  // decide() logs why it falls back
+      d.native = true;  // as the fallback runs: the application's enqueue, after dop's results its buffers lack
+      d.known_class = true;
+      d.automatic = s.auto_config;
+      d.config = own_device_config(s, dev).value_or(s.config);
+      d.way = "fallback";
+      if (log_enabled()) name = memo.name;
+      if (no_states && kb.fed_bytes == 0)
+        remember_native(kernel, epoch, queue, dev, work_dim, global, local, c, Clock::time_point{});
+      return true;
+    }
     if (c.model_pending) {
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
       const auto now = budget_now();
-      if (!model_deferred(s, dev) || exploration_budget_spent(s, *c.measured, now)) return to_decide();
+      if (!model_deferred(s, dev) || (exploration_budget_spent(s, *c.measured, now) && model_askable(s)))
+        return to_decide();
       d.automatic = true;
       run_before_model(s, c, *own_device_config(s, dev), now, d);
     } else {
@@ -866,7 +900,7 @@ bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, co
       if (r->epoch != decision_epoch()) return false;  // decided or forgotten meanwhile: r->cls may be gone
       DopState::Measured& m = *r->cls->measured;
       m.launches += std::exchange(r->uncounted, 0);
-      if (exploration_budget_spent(s, m, now)) return false;
+      if (exploration_budget_spent(s, m, now) && model_askable(s)) return false;
       count_before_model(s, *r->cls, now);
       r->counted_until = counted_until(s, m, now);
     }

@@ -87,6 +87,9 @@ struct DopState {
     double decide_us = 0;
     Measured* measured = nullptr;  // the class's times (a map node: stable)
     bool model_pending = false;    // the model is not asked yet: the class runs natively until its budget is spent
+    // Its executor key failed (DopState::failed): its launches fall back to the application's own enqueue, as
+    // native ones run, without being decided again (decide_known_class; with dop's log, decide() says why each time).
+    bool fallback = false;
   };
   struct KernelMemo {
     std::string name;
@@ -125,6 +128,11 @@ void start_model_reading(DopState& s);
 // every launch that needs the model runs on the application's device, the log saying why. Called after initialise,
 // without the lock.
 std::shared_ptr<const pred::Predictor> model(DopState& s);
+/// Whether a class whose exploration budget is spent may ask the model now: model() returns without waiting for the
+/// reading thread (read, failed, or read by the caller where no thread could be started), or DOP_AUTO_EXPLORE_MS=0
+/// (asked at once). Until then the class goes on natively, unasked, rather than stall the application for the rest
+/// of the reading (a 0.6 MB model takes tens of ms to read).
+bool model_askable(const DopState& s);
 // A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
 bool fixed_native(cl_command_queue queue);
 

@@ -209,6 +209,14 @@ void start_model_reading(DopState& s) {
   std::call_once(s.model_started, [&s] { read_model(s, s.model_path); });
 }
 
+bool model_askable(const DopState& s) {
+  if (s.explore_ms <= 0) return true;               // DOP_AUTO_EXPLORE_MS=0: asked at once, its reading waited for
+  if (!s.predictor.valid()) return false;           // not started
+  if (getpid() != g_model_reader_pid) return true;  // a fork()ed child: model() says why it has none
+  const auto status = s.predictor.wait_for(std::chrono::seconds(0));
+  return status != std::future_status::timeout;  // read (or failed), or deferred: read by the launch that asks
+}
+
 std::shared_ptr<const pred::Predictor> model(DopState& s) {
   start_model_reading(s);
   if (!model_reading_ends(s)) throw std::runtime_error("read by the process that fork()ed this one, not by this one");

@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 namespace dop {
@@ -27,21 +30,47 @@ std::string named_platform_id(const std::string& platform_id) {
 
 }  // namespace
 
-std::string platform_model_in(const std::string& folder, const std::string& platform_id, const cl::Selection& sel) {
+namespace {
+
+std::string model_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw pred::ModelError(path + ": cannot be read");
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Whether a model file's text can be of the platform `id` or the devices `devices` (a quick look before it is parsed:
+// its text names one of them, as JSON writes it). A folder's models of other platforms are then not parsed unless
+// none matches (a 0.6 MB model takes tens of ms to parse, inside the application's run under dop exec).
+bool may_be_of(const std::string& text, const std::string& id, const std::string& devices) {
+  const std::string quoted = nlohmann::json(id.empty() ? devices : id).dump();
+  return text.find(quoted) != std::string::npos;
+}
+
+// The model of this platform in a folder of models: its file and the model itself, parsed once.
+std::pair<std::string, pred::Model> find_platform_model(const std::string& folder, const std::string& platform_id,
+                                                        const cl::Selection& sel) {
   namespace fs = std::filesystem;
   const std::string named = named_platform_id(platform_id), devices = devices_platform_id(sel);
-  std::vector<std::string> found;  // "id (devices)" of each model looked at, for the error
   std::error_code ec;
   std::vector<fs::path> candidates;
   for (const auto& e : fs::directory_iterator(folder, ec))
     if (fs::is_regular_file(e.path() / kPlatformModelFile, ec)) candidates.push_back(e.path() / kPlatformModelFile);
   if (ec) throw std::runtime_error(folder + ": cannot be read as a folder of models (" + ec.message() + ")");
   std::sort(candidates.begin(), candidates.end());  // one answer whatever the folder's order
+  auto matches = [&](const pred::Model& m) {
+    return named.empty() ? (m.platform.id == devices || m.platform.devices == devices) : m.platform.id == named;
+  };
   for (const auto& c : candidates) {
-    const pred::Model m = pred::Model::load(c.string());  // a corrupt one is named, not skipped
-    const bool match =
-        named.empty() ? (m.platform.id == devices || m.platform.devices == devices) : m.platform.id == named;
-    if (match) return c.string();
+    const std::string text = model_text(c.string());
+    if (!may_be_of(text, named, devices)) continue;
+    pred::Model m = pred::Model::parse(text, c.string());  // a corrupt one is named, not skipped
+    if (matches(m)) return {c.string(), std::move(m)};
+  }
+  std::vector<std::string> found;  // "id (devices)" of each model, for the error
+  for (const auto& c : candidates) {
+    const pred::Model m = pred::Model::load(c.string());
     found.push_back("'" + m.platform.id + "' (" +
                     (m.platform.devices.empty() ? "devices unnamed" : m.platform.devices) + ")");
   }
@@ -54,12 +83,18 @@ std::string platform_model_in(const std::string& folder, const std::string& plat
                          folder + "/NAME/" + kPlatformModelFile + "` makes one");
 }
 
+}  // namespace
+
+std::string platform_model_in(const std::string& folder, const std::string& platform_id, const cl::Selection& sel) {
+  return find_platform_model(folder, platform_id, sel).first;
+}
+
 std::shared_ptr<pred::Predictor> load_model_for_platform(const std::string& model_path, const std::string& platform_id,
                                                          const cl::Selection& sel) {
-  if (std::filesystem::is_directory(model_path))
-    return load_model_for_platform(platform_model_in(model_path, platform_id, sel), platform_id, sel);
   pred::PredictorOptions po;
   po.platform_id = named_platform_id(platform_id);
+  if (std::filesystem::is_directory(model_path))  // the folder's model of this platform: its id or devices match
+    return std::make_shared<pred::Predictor>(find_platform_model(model_path, platform_id, sel).second, po);
   auto p = std::make_shared<pred::Predictor>(pred::Predictor::load(model_path, po));  // refuses another named id
   const std::string& trained_for = p->model().platform.id;
   const std::string devices = devices_platform_id(sel);
