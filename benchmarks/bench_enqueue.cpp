@@ -9,13 +9,15 @@
 // clSetKernelArg of its own, as lu's and stencil's steps (BM_EnqueueNDRangeTwoKernels), and a launch class new at every
 // launch, as lu's are when its NDRange meets another power of two (BM_EnqueueNDRangeNewClass). Only those calls are
 // timed; the queue is finished (not timed) every 64 launches. BENCH_ENQUEUE_DEVICE=N takes the first platform's N-th
-// device (default 0).
+// device (default 0); BENCH_ENQUEUE_GPU=1 the first GPU of any platform instead, as applications that ask for a GPU
+// by type do. The device's name goes to stderr.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -35,13 +37,28 @@ struct App {
     cl_device_id dev;
     cl_device_id devs[16];
     cl_uint n = 0;
-    cl_int err = clGetPlatformIDs(1, &platform, nullptr);
-    if (err == CL_SUCCESS) err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &n);
-    if (err != CL_SUCCESS) fail("no OpenCL device", err);
-    const char* which = std::getenv("BENCH_ENQUEUE_DEVICE");
-    const cl_uint i = which ? cl_uint(std::strtoul(which, nullptr, 10)) : 0;
-    if (i >= n) fail("BENCH_ENQUEUE_DEVICE: no such device", CL_DEVICE_NOT_FOUND);
-    dev = devs[i];
+    cl_int err = CL_SUCCESS;
+    const char* gpu = std::getenv("BENCH_ENQUEUE_GPU");
+    if (gpu && std::string(gpu) == "1") {
+      cl_platform_id platforms[16];
+      cl_uint np = 0;
+      err = clGetPlatformIDs(16, platforms, &np);
+      for (cl_uint j = 0; err == CL_SUCCESS && j < np && n == 0; ++j)
+        if (clGetDeviceIDs(platforms[j], CL_DEVICE_TYPE_GPU, 16, devs, &n) != CL_SUCCESS) n = 0;
+      if (n == 0) fail("BENCH_ENQUEUE_GPU=1: no GPU device", CL_DEVICE_NOT_FOUND);
+      dev = devs[0];
+    } else {
+      err = clGetPlatformIDs(1, &platform, nullptr);
+      if (err == CL_SUCCESS) err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 16, devs, &n);
+      if (err != CL_SUCCESS) fail("no OpenCL device", err);
+      const char* which = std::getenv("BENCH_ENQUEUE_DEVICE");
+      const cl_uint i = which ? cl_uint(std::strtoul(which, nullptr, 10)) : 0;
+      if (i >= n) fail("BENCH_ENQUEUE_DEVICE: no such device", CL_DEVICE_NOT_FOUND);
+      dev = devs[i];
+    }
+    char name[256] = {};
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name - 1, name, nullptr);
+    std::fprintf(stderr, "bench_enqueue: device %s\n", name);
     ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
     q = clCreateCommandQueue(ctx, dev, 0, &err);
     p = clCreateProgramWithSource(ctx, 1, &kSource, nullptr, &err);

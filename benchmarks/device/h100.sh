@@ -3,7 +3,7 @@
 # machine with the folder .device/ carried, made first on the analysis machine by benchmarks/device/prepare.sh (Debian's
 # OpenCL debs, header-only includes, the kernel bundles of the sweeps and of the apps):
 #   bash benchmarks/device/h100.sh EXPERIMENT...
-# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, spread, enqueue. Results go to $OUT (at most 8 files come back).
+# Experiments: characterize, split, malleable, svm, alone, pinned, sweepctx, processes, membw, sweepone, trial, realset, span, apps, presence, spread, enqueue, predictor. Results go to $OUT (at most 8 files come back).
 # On another lent host (the H200 host, docs/results.md), PLATFORM_NAME names its platform in characterize's record and
 # in realset's rows (default h100-xeon16); the other sweeps write h100-xeon16's rows.
 # The sweeps (trial, realset, span) need .device/bundles: without them dop sweep refuses the grid's GPU levels below
@@ -18,8 +18,14 @@ mkdir -p /etc/OpenCL/vendors
 echo /usr/lib/libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
 
 t0=$(date +%s)
+# .device/libbenchmark.tar (Google Benchmark's Debian files, made by prepare.sh): the runtime tier's benchmarks
+# (bench_enqueue, bench_runtime) are built too, for the experiments enqueue and predictor
+benchmarks=OFF
+if [ -f .device/libbenchmark.tar ]; then
+  tar -xf .device/libbenchmark.tar -C / && ldconfig && benchmarks=ON
+fi
 if ! { cmake -S . -B build-runtime -DCMAKE_BUILD_TYPE=Release -DDOP_ANALYSIS=OFF -DDOP_BUILD_TESTS=OFF \
-         -DDOP_BUILD_BENCHMARKS=OFF -DDOP_VENDOR_INCLUDE="$PWD/.device/include" &&
+         -DDOP_BUILD_BENCHMARKS=$benchmarks -DDOP_VENDOR_INCLUDE="$PWD/.device/include" &&
        cmake --build build-runtime -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"
   exit 1
@@ -475,8 +481,28 @@ for a in sys.argv[2].split():
 PY
       ;;
     enqueue)  # the interposer's cost per launch on the native route (the GPU in whole: 0,1); needs Google Benchmark
-      [ -x build-runtime/bin/bench_enqueue ] && bash benchmarks/intercept_overhead.sh build-runtime 0,1 5 |
-        tee "$OUT/enqueue.txt"
+      # ENQUEUE_CONFIGS (default 0,1; `auto` takes models/), ENQUEUE_ROUNDS (default 5); the application asks for a
+      # GPU by type (BENCH_ENQUEUE_GPU=1)
+      if [ -x build-runtime/bin/bench_enqueue ]; then
+        export BENCH_ENQUEUE_GPU=1 DOP_MODEL=${DOP_MODEL:-models}
+        build-runtime/bin/bench_enqueue --benchmark_filter='BM_EnqueueNDRange/' 2>&1 | grep -v '^BM_' | tee "$OUT/enqueue.txt"
+        for c in ${ENQUEUE_CONFIGS:-0,1}; do
+          timeout "${ENQUEUE_TIMEOUT:-240}" bash benchmarks/intercept_overhead.sh build-runtime "$c" \
+            "${ENQUEUE_ROUNDS:-5}" | tee -a "$OUT/enqueue.txt"
+        done
+      else
+        echo "enqueue: no bench_enqueue (.device/libbenchmark.tar missing)" | tee "$OUT/enqueue.txt"
+      fi
+      ;;
+    predictor)  # the predictor's latency on this host's CPU: bench_predictor (analysis tier: built on the analysis
+      # machine and carried with its libraries in .device/predictor-bench by prepare.sh; it reads the shipped models
+      # from the source tree it was built in, so that path is made to point here)
+      src=$(cat .device/predictor-bench/source_dir)
+      if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+      LD_LIBRARY_PATH=$PWD/.device/predictor-bench timeout "${PREDICTOR_TIMEOUT:-300}" \
+        .device/predictor-bench/bench_predictor --benchmark_filter="${PREDICTOR_FILTER:-Decide}" \
+        --benchmark_repetitions="${PREDICTOR_REPETITIONS:-9}" --benchmark_report_aggregates_only=true |
+        tee "$OUT/predictor.txt"
       ;;
     *)
       echo "unknown experiment $exp" >&2
