@@ -748,6 +748,13 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
         if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, {}, {}, 0, &m, true}).first;
         memo.last = &*c;
         run_before_model(s, c->second, *own_device_config(s, dev), now, d);
+        // Its next launches may repeat it (native_again), as those of a known class decide_known_class found: from
+        // its second launch on, rather than its third (lu's NDRange meets a new power of two every few launches).
+        // The epoch is the one read before the tables gave the class key; without that key (a kernel's first
+        // decision), not.
+        if (class_key && !any_buffer_state() && kb.fed_bytes == 0)
+          remember_native(kernel, launch_scratch().class_key_epoch, queue, dev, work_dim, global, local, c->second,
+                          counted_until(s, m, now));
         return {};
       }
       if (c != memo.classes.end() && c->second.model_pending) d.model = "asked", d.known_class = true;
@@ -826,6 +833,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
   auto to_decide = [&] {
     key.pop_back();
     key_made = true;
+    launch_scratch().class_key_epoch = epoch;
     return false;
   };
   {

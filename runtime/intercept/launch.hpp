@@ -153,10 +153,11 @@ std::string fmt_ms(double ms);
 // the thread's first launch, or by initialise for the thread that builds the application's first program (most
 // applications launch from it), so that its first launch does not make them.
 struct LaunchScratch {
-  KernelBuffers buffers;      // decide_and_launch
-  std::string class_key;      // decide_known_class
-  std::string new_class_key;  // decide (a class's first launch)
-  std::string measured_key;   // the class's times (decide.cpp, measured_of)
+  KernelBuffers buffers;         // decide_and_launch
+  std::string class_key;         // decide_known_class
+  uint64_t class_key_epoch = 0;  // decision_epoch() before the tables were read for class_key
+  std::string new_class_key;     // decide (a class's first launch)
+  std::string measured_key;      // the class's times (decide.cpp, measured_of)
 };
 inline LaunchScratch& launch_scratch() {
   thread_local LaunchScratch scratch;
