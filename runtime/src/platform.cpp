@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 #include <vector>
+
+#include "dop/files.hpp"
 
 namespace dop {
 
@@ -31,14 +32,6 @@ std::string named_platform_id(const std::string& platform_id) {
 }  // namespace
 
 namespace {
-
-std::string model_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw pred::ModelError(path + ": cannot be read");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // Whether a model file's text can be of the platform `id` or the devices `devices` (a quick look before it is parsed:
 // its text names one of them, as JSON writes it). A folder's models of other platforms are then not parsed unless
@@ -63,9 +56,10 @@ std::pair<std::string, pred::Model> find_platform_model(const std::string& folde
     return named.empty() ? (m.platform.id == devices || m.platform.devices == devices) : m.platform.id == named;
   };
   for (const auto& c : candidates) {
-    const std::string text = model_text(c.string());
-    if (!may_be_of(text, named, devices)) continue;
-    pred::Model m = pred::Model::parse(text, c.string());  // a corrupt one is named, not skipped
+    const std::optional<std::string> text = read_whole_file(c.string());
+    if (!text) throw pred::ModelError(c.string() + ": cannot be read");
+    if (!may_be_of(*text, named, devices)) continue;
+    pred::Model m = pred::Model::parse(*text, c.string());  // a corrupt one is named, not skipped
     if (matches(m)) return {c.string(), std::move(m)};
   }
   std::vector<std::string> found;  // "id (devices)" of each model, for the error
