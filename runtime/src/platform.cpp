@@ -29,10 +29,6 @@ std::string named_platform_id(const std::string& platform_id) {
   return !platform_id.empty() ? platform_id : env ? std::string(env) : std::string();
 }
 
-}  // namespace
-
-namespace {
-
 // Whether a model file's text can be of the platform `id` or the devices `devices` (a quick look before it is parsed:
 // its text names one of them, as JSON writes it). A folder's models of other platforms are then not parsed unless
 // none matches (a 0.6 MB model takes tens of ms to parse, inside the application's run under dop exec).
@@ -64,7 +60,8 @@ std::pair<std::string, pred::Model> find_platform_model(const std::string& folde
   }
   std::vector<std::string> found;  // "id (devices)" of each model, for the error
   for (const auto& c : candidates) {
-    const pred::Model m = pred::Model::load(c.string());
+    pred::Model m = pred::Model::load(c.string());
+    if (matches(m)) return {c.string(), std::move(m)};  // its text names the platform in a way may_be_of missed
     found.push_back("'" + m.platform.id + "' (" +
                     (m.platform.devices.empty() ? "devices unnamed" : m.platform.devices) + ")");
   }
