@@ -311,6 +311,14 @@ bool exploration_budget_spent(const DopState& s, const DopState::Measured& m, Cl
   return so_far >= share * s.explore_ms;
 }
 
+// Whether a class not asked yet asks the model at its launch at `now`: its budget is spent, and the model is read
+// (model_askable) or the class has run natively for another budget's length meanwhile. A reading thread starved by an
+// application that keeps every core busy (it runs at nice 19) is then waited for: the deferral is bounded. Called
+// with s.m held.
+bool ask_model_now(const DopState& s, const DopState::Measured& m, Clock::time_point now) {
+  return exploration_budget_spent(s, m, now) && (model_askable(s) || exploration_budget_spent(s, m, now, 2));
+}
+
 // Counts a launch of the class (at `now`) for exploration_budget_spent. Called with s.m held.
 int count_launch(DopState::Measured& m, Clock::time_point now) {
   if (m.launches == 0) m.first = now;
@@ -737,13 +745,13 @@ std::string decide(cl_command_queue queue, cl_kernel kernel, const LaunchPlan& p
     if (model_deferred(s, dev)) {
       // The class runs natively until its budget is spent, without its entry or spec (a class that never runs long
       // enough costs a lookup per launch); its first launch after that asks the model, once the model is read
-      // (model_askable: until then the class goes on as before rather than wait for the reading).
+      // (ask_model_now: until then, for at most another budget, the class goes on as before).
       const auto now = budget_now();
       DopState::Measured& m = measured_of(s, d.key, ckey);
       DopState::KernelMemo& memo = kernel_memo(s, kernel, plan.kernel_name);
       auto c = memo.classes.find(ckey);
       const bool pending = c == memo.classes.end() || c->second.model_pending;
-      if (pending && (!exploration_budget_spent(s, m, now) || !model_askable(s))) {
+      if (pending && !ask_model_now(s, m, now)) {
         d.known_class = c != memo.classes.end();
         if (!d.known_class) c = memo.classes.emplace(ckey, DopState::ClassMemo{{}, {}, {}, {}, 0, &m, true}).first;
         memo.last = &*c;
@@ -863,8 +871,7 @@ bool decide_known_class(cl_command_queue queue, cl_kernel kernel, cl_uint work_d
     if (c.model_pending) {
       // decide() asks the model once the budget is spent (or for a queue on another device than dop's).
       const auto now = budget_now();
-      if (!model_deferred(s, dev) || (exploration_budget_spent(s, *c.measured, now) && model_askable(s)))
-        return to_decide();
+      if (!model_deferred(s, dev) || ask_model_now(s, *c.measured, now)) return to_decide();
       d.automatic = true;
       run_before_model(s, c, *own_device_config(s, dev), now, d);
     } else {
@@ -908,7 +915,7 @@ bool native_again(cl_command_queue queue, cl_kernel kernel, cl_uint work_dim, co
       if (r->epoch != decision_epoch()) return false;  // decided or forgotten meanwhile: r->cls may be gone
       DopState::Measured& m = *r->cls->measured;
       m.launches += std::exchange(r->uncounted, 0);
-      if (exploration_budget_spent(s, m, now) && model_askable(s)) return false;
+      if (ask_model_now(s, m, now)) return false;
       count_before_model(s, *r->cls, now);
       r->counted_until = counted_until(s, m, now);
     }

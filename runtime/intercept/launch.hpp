@@ -130,8 +130,8 @@ void start_model_reading(DopState& s);
 std::shared_ptr<const pred::Predictor> model(DopState& s);
 /// Whether a class whose exploration budget is spent may ask the model now: model() returns without waiting for the
 /// reading thread (read, failed, or read by the caller where no thread could be started), or DOP_AUTO_EXPLORE_MS=0
-/// (asked at once). Until then the class goes on natively, unasked, rather than stall the application for the rest
-/// of the reading (a 0.6 MB model takes tens of ms to read).
+/// (asked at once). Until then the class goes on natively, unasked, for at most another budget (decide.cpp,
+/// ask_model_now), rather than stall the application for the rest of the reading (a 0.6 MB model takes tens of ms).
 bool model_askable(const DopState& s);
 // A fixed DOP_CONFIG that is the queue's device in whole (read without the lock once initialise has run).
 bool fixed_native(cl_command_queue queue);

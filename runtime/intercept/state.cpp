@@ -11,6 +11,8 @@
 #include <cstring>
 #include <system_error>
 
+#include <thread>
+
 #include "dop/platform.hpp"
 #include "launch.hpp"
 
@@ -133,11 +135,16 @@ void finish_model_reading() {
 // Where no thread can be started, the model is read by the first launch that needs it.
 void read_model(DopState& s, const std::string& path) {
   g_model_reader_pid = getpid();
-  auto read = [path, sel = s.sel](bool own_thread) {
+  // DOP_TEST_MODEL_READ_DELAY_MS: the reading thread sleeps that long first (tests: a reading that takes a known
+  // time whatever the machine's load).
+  const char* delay_env = std::getenv("DOP_TEST_MODEL_READ_DELAY_MS");
+  const long delay_ms = delay_env ? std::strtol(delay_env, nullptr, 10) : 0;
+  auto read = [path, sel = s.sel, delay_ms](bool own_thread) {
     Inside guard;  // dop's own work (it makes no OpenCL call)
 #ifdef __linux__
     if (own_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);  // at worst, not lowered
 #endif
+    if (own_thread && delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     try {
       return std::shared_ptr<const pred::Predictor>(load_model_for_platform(path, "", sel));
     } catch (const std::exception& e) {
