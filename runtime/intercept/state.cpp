@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
-
 #include <thread>
 
 #include "dop/platform.hpp"

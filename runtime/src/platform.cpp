@@ -51,22 +51,28 @@ std::pair<std::string, pred::Model> find_platform_model(const std::string& folde
   auto matches = [&](const pred::Model& m) {
     return named.empty() ? (m.platform.id == devices || m.platform.devices == devices) : m.platform.id == named;
   };
-  for (const auto& c : candidates) {
-    const std::optional<std::string> text = read_whole_file(c.string());
-    if (!text) throw pred::ModelError(c.string() + ": cannot be read");
+  auto label = [](const pred::Model& m) {  // "id (devices)", for the error
+    return "'" + m.platform.id + "' (" + (m.platform.devices.empty() ? "devices unnamed" : m.platform.devices) + ")";
+  };
+  std::vector<std::string> found(candidates.size());  // the labels of those parsed
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::string path = candidates[i].string();
+    const std::optional<std::string> text = read_whole_file(path);
+    if (!text) throw pred::ModelError(path + ": cannot be read");
     if (!may_be_of(*text, named, devices)) continue;
-    pred::Model m = pred::Model::parse(*text, c.string());  // a corrupt one is named, not skipped
-    if (matches(m)) return {c.string(), std::move(m)};
-  }
-  std::vector<std::string> found;  // "id (devices)" of each model, for the error
-  for (const auto& c : candidates) {
-    pred::Model m = pred::Model::load(c.string());
-    if (matches(m)) return {c.string(), std::move(m)};  // its text names the platform in a way may_be_of missed
-    found.push_back("'" + m.platform.id + "' (" +
-                    (m.platform.devices.empty() ? "devices unnamed" : m.platform.devices) + ")");
+    pred::Model m = pred::Model::parse(*text, path);  // a corrupt one is named, not skipped
+    if (matches(m)) return {path, std::move(m)};
+    found[i] = label(m);
   }
   std::string list;
-  for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
+  for (size_t i = 0; i < candidates.size(); ++i) {  // the others parsed now, for the error
+    if (found[i].empty()) {
+      pred::Model m = pred::Model::load(candidates[i].string());
+      if (matches(m)) return {candidates[i].string(), std::move(m)};  // its text names it in a way may_be_of missed
+      found[i] = label(m);
+    }
+    list += (list.empty() ? "" : ", ") + found[i];
+  }
   throw pred::ModelError(folder + ": no " + kPlatformModelFile + " of this platform (" +
                          (named.empty() ? "devices '" + devices + "'" : "'" + named + "'") + ") in its folders" +
                          (list.empty() ? std::string(" (none has one)") : "; found " + list) +

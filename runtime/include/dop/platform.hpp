@@ -22,8 +22,9 @@ constexpr const char* kPlatformModelFile = "gbt.json";
 /// This platform's model in a folder of models (`models/`): the `kPlatformModelFile` of one of its sub-folders, the
 /// first (by name) whose platform id is this platform's named id (`platform_id`, else $DOP_PLATFORM_ID), or, with
 /// neither, whose id or record's devices are `sel`'s devices (devices_platform_id). A folder without one throws
-/// pred::ModelError naming the platforms it holds and how to make this one's (dop characterize, dop retarget); a
-/// corrupt model in it throws naming that file.
+/// pred::ModelError naming the platforms it holds and how to make this one's (dop characterize, dop retarget). Only
+/// the files whose text names this platform are parsed until one matches (the others only for that error); a corrupt
+/// one parsed throws naming its file.
 std::string platform_model_in(const std::string& folder, const std::string& platform_id, const cl::Selection& sel);
 
 /// Loads a model (`model_path`; a folder of models: this platform's, platform_model_in) to run on the devices `sel`.
